@@ -1,0 +1,2 @@
+/** JMH benchmarks for panama-rpcrdma. */
+package org.rpcrdma.bench;

@@ -1,0 +1,5 @@
+/** Bidirectional RPC-over-RDMA Version 1 (RFC 8166, RFC 8167, RFC 8797). */
+module org.rpcrdma.transport {
+    requires org.rpcrdma.bindings;
+    exports org.rpcrdma.transport;
+}
