@@ -1,0 +1,102 @@
+package org.rpcrdma.transport.wire;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import org.junit.jupiter.api.Test;
+
+/** XDR primitives (RFC 4506). */
+class XdrTest {
+
+    @Test
+    void roundUpAndPad() {
+        int[][] cases = {{0, 0, 0}, {1, 4, 3}, {2, 4, 2}, {3, 4, 1}, {4, 4, 0}, {5, 8, 3}, {1023, 1024, 1}};
+        for (int[] c : cases) {
+            assertEquals(c[1], Xdr.roundUp(c[0]));
+            assertEquals(c[1], Xdr.roundUp((long) c[0]));
+            assertEquals(c[2], Xdr.padLength(c[0]));
+        }
+        assertEquals(0x1_0000_0000L, Xdr.roundUp(0xFFFF_FFFDL), "no 32-bit wrap in the long form");
+        assertTrue(Xdr.isAligned(8));
+        assertFalse(Xdr.isAligned(6));
+    }
+
+    @Test
+    void bigEndianAtAnyOffset() {
+        byte[] b = new byte[13];
+        MemorySegment s = MemorySegment.ofArray(b);
+        Xdr.putInt(s, 1, 0x01020304);
+        Xdr.putLong(s, 5, 0x1112131415161718L);
+        assertEquals("00010203041112131415161718", Wire.hex(b));
+        assertEquals(0x01020304, Xdr.getInt(s, 1));
+        assertEquals(0x1112131415161718L, Xdr.getLong(s, 5));
+        Xdr.putInt(s, 0, -1);
+        assertEquals(0xFFFF_FFFFL, Xdr.getUnsignedInt(s, 0));
+    }
+
+    @Test
+    void readerIsBounded() throws Exception {
+        byte[] b = Wire.words(7, 0, 0, 0);
+        // A reader over the first 6 bytes only.
+        XdrReader r = new XdrReader(MemorySegment.ofArray(b), 0, 6);
+        assertEquals(7, r.readInt());
+        assertEquals(2, r.remaining());
+        XdrException e = assertThrows(XdrException.class, r::readInt);
+        assertTrue(e.getMessage().contains("truncated"), e.getMessage());
+        assertEquals(0, e.getStackTrace().length, "stack-trace-free");
+        assertEquals(4, r.position(), "failed read does not move");
+        assertThrows(XdrException.class, r::readLong);
+        assertThrows(IndexOutOfBoundsException.class, () -> new XdrReader(MemorySegment.ofArray(b), 10, 8));
+    }
+
+    @Test
+    void booleansAreStrict() throws Exception {
+        XdrReader r = new XdrReader(MemorySegment.ofArray(Wire.words(0, 1, 2)), 0, 12);
+        assertFalse(r.readBoolean());
+        assertTrue(r.readBoolean());
+        assertThrows(XdrException.class, r::readBoolean);
+    }
+
+    @Test
+    void opaquesRoundTripWithZeroPad() throws Exception {
+        byte[] b = new byte[32];
+        java.util.Arrays.fill(b, (byte) 0x77);
+        XdrWriter w = new XdrWriter(MemorySegment.ofArray(b), 0, b.length);
+        w.writeOpaque(new byte[] {1, 2, 3, 4, 5}).writeBoolean(true).writeLong(-2);
+        assertEquals(24, w.written());
+        assertEquals("00000005" + "0102030405000000" + "00000001" + "fffffffffffffffe", Wire.hex(java.util.Arrays.copyOf(b, 24)));
+
+        XdrReader r = new XdrReader(MemorySegment.ofArray(b), 0, 24);
+        assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, r.readOpaque(5));
+        assertTrue(r.readBoolean());
+        assertEquals(-2, r.readLong());
+        assertEquals(0, r.remaining());
+
+        // Length over the maximum, and a body that overruns the bound.
+        XdrReader over = new XdrReader(MemorySegment.ofArray(b), 0, 24);
+        assertThrows(XdrException.class, () -> over.readOpaque(4));
+        XdrReader cut = new XdrReader(MemorySegment.ofArray(b), 0, 10);
+        assertThrows(XdrException.class, () -> cut.readOpaque(100));
+        XdrReader huge = new XdrReader(MemorySegment.ofArray(Wire.words(-1, 0)), 0, 8);
+        assertThrows(XdrException.class, () -> huge.readOpaqueLength(Integer.MAX_VALUE));
+    }
+
+    @Test
+    void writerIsBounded() {
+        XdrWriter w = new XdrWriter(MemorySegment.ofArray(new byte[6]), 0, 6);
+        w.writeInt(1);
+        assertThrows(IllegalStateException.class, () -> w.writeInt(2));
+        assertThrows(IllegalStateException.class, () -> w.writeOpaque(new byte[1]));
+    }
+
+    @Test
+    void byteBufferReader() throws Exception {
+        ByteBuffer bb = ByteBuffer.wrap(Wire.words(9, 8, 7));
+        bb.position(4);
+        XdrReader r = XdrReader.of(bb);
+        assertEquals(8, r.readInt());
+        assertEquals(7, r.readInt());
+        assertThrows(XdrException.class, r::readInt);
+    }
+}
