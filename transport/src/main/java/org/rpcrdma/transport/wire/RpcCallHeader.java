@@ -27,6 +27,9 @@ public final class RpcCallHeader {
     private long argsOffset;
     private MemorySegment source = MemorySegment.NULL;
 
+    /** Creates an empty header to decode into; reuse it for every message. */
+    public RpcCallHeader() {}
+
     /** Encoded size of a Call header with these credentials. */
     public static int encodedLength(OpaqueAuth cred, OpaqueAuth verf) {
         return 24 + cred.encodedLength() + verf.encodedLength();

@@ -28,6 +28,9 @@ public final class RpcReplyHeader {
     private int authStat;
     private long resultsOffset;
 
+    /** Creates an empty header to decode into; reuse it for every message. */
+    public RpcReplyHeader() {}
+
     private static void acceptedPrefix(XdrWriter w, int xid, OpaqueAuth verf, int acceptStat) {
         w.writeInt(xid).writeInt(OncRpc.REPLY).writeInt(OncRpc.MSG_ACCEPTED);
         verf.encode(w);
