@@ -15,13 +15,19 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.rpcrdma.transport.wire.OpaqueAuth;
+import org.rpcrdma.transport.wire.RpcCallHeader;
+import org.rpcrdma.transport.wire.RpcMessageException;
 import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcReplyHeader;
 import org.rpcrdma.transport.wire.RpcRdmaDecoder;
 import org.rpcrdma.transport.wire.RpcRdmaEncoder;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.RpcRdmaProtocolException;
 import org.rpcrdma.transport.wire.WriteList;
 import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.transport.wire.XdrReader;
+import org.rpcrdma.transport.wire.XdrWriter;
 
 /**
  * Cost of the RPC-over-RDMA header codec on native (registered-buffer-like) memory:
@@ -52,6 +58,10 @@ public class HeaderCodecBenchmark {
     private RpcRdmaHeader header;
     private RpcRdmaHeader writeListHeader;
     private int xid = 0x1000;
+    private MemorySegment replyMsg;
+    private final XdrWriter writer = new XdrWriter();
+    private final XdrReader reader = new XdrReader();
+    private final RpcReplyHeader reply = new RpcReplyHeader();
 
     @Setup(Level.Trial)
     public void setup() {
@@ -78,6 +88,9 @@ public class HeaderCodecBenchmark {
         Xdr.putInt(writeListMsg, wl, xid);
         Xdr.putInt(writeListMsg, wl + 4, RpcRdma.RPC_CALL);
         writeListLength = wl + RPC_BYTES;
+
+        replyMsg = arena.allocate(64, 8);
+        RpcReplyHeader.encodeAccepted(new XdrWriter(replyMsg, 0, 64), xid, OpaqueAuth.NONE, 0);
     }
 
     @TearDown(Level.Trial)
@@ -101,6 +114,18 @@ public class HeaderCodecBenchmark {
         int n = RpcRdmaEncoder.encodeInlineMsg(inlineMsg, 0, xid, 32);
         RpcRdmaDecoder.decode(inlineMsg, 0, inlineLength, header);
         return n + header.messageLength();
+    }
+
+    /** ONC RPC Call header, AUTH_NONE, into a send buffer after a 28-byte transport header. */
+    @Benchmark
+    public int encodeRpcCallAuthNone() {
+        return RpcCallHeader.encodeAuthNone(writer.reset(sendBuf, 28, THRESHOLD - 28), xid, 100003, 4, 1);
+    }
+
+    /** ONC RPC accepted/SUCCESS Reply header. */
+    @Benchmark
+    public long decodeRpcReply() throws RpcMessageException {
+        return reply.decode(reader.reset(replyMsg, 0, 64)).resultsOffset();
     }
 
     @Benchmark

@@ -67,6 +67,7 @@ public final class XdrReader {
         return seg;
     }
 
+    /** Checks that {@code n} bytes remain; {@code what} must be a constant (no hot-path allocation). */
     private void need(long n, String what) throws XdrException {
         if (n > limit - pos) {
             throw new XdrException("truncated XDR: " + what + " needs " + n + " bytes at offset "
@@ -116,7 +117,7 @@ public final class XdrReader {
             throw new IllegalArgumentException("negative opaque length " + n);
         }
         long padded = Xdr.roundUp(n);
-        need(padded, "opaque[" + n + "]");
+        need(padded, "fixed-length opaque");
         long at = pos;
         pos += padded;
         return at;
@@ -133,7 +134,7 @@ public final class XdrReader {
         if (n > maxLength) {
             throw new XdrException("opaque length " + n + " exceeds its maximum " + maxLength);
         }
-        need(Xdr.roundUp(n), "opaque<" + maxLength + "> body");
+        need(Xdr.roundUp(n), "opaque body");
         return (int) n;
     }
 
