@@ -64,6 +64,9 @@ public final class VerbsInline {
     private static final long BIND_INFO_ADDR = off(ibv_mw_bind_info.layout(), "addr");
     private static final long BIND_INFO_LENGTH = off(ibv_mw_bind_info.layout(), "length");
 
+    // post and poll are critical (no thread-state transition): they are short, never block
+    // or call back into Java, and are the per-message hot path. rxe's post_send does one
+    // doorbell write(2); a safepoint waits at most that long. Notify and MW calls are rare.
     // int (*)(void *, void *, void **): post_send(qp, wr, bad_wr), post_recv, post_srq_recv
     private static final MethodHandle POST = LINKER.downcallHandle(
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), Linker.Option.critical(false));
