@@ -13,7 +13,10 @@ import org.rpcrdma.bindings.ffi.rdmacm.RdmaCm;
  *
  * <p>Methods are named after the C function. Calls that cannot fail
  * ({@code rdma_destroy_qp}, {@code rdma_destroy_event_channel}, {@code rdma_get_src_port},
- * {@code rdma_event_str}) are used straight from {@link RdmaCm}.
+ * {@code rdma_event_str}) are used straight from {@link RdmaCm}. Note that
+ * {@code rdma_get_src_port}/{@code rdma_get_dst_port} return the port in network byte
+ * order (librdmacm returns {@code sin_port} as is, a {@code __be16}, despite the
+ * {@code uint16_t} in the header): {@code Short.reverseBytes} gives the number.
  */
 public final class RdmaCmCalls {
     private static final MethodHandle CREATE_EVENT_CHANNEL = capture(RdmaCm.rdma_create_event_channel$address(), RdmaCm.rdma_create_event_channel$descriptor());

@@ -154,12 +154,12 @@ class ControlPathVerbsTest {
                 sockaddr_in.sin_family(sin, (short) RdmaCm.AF_INET());
                 RdmaCmCalls.rdmaBindAddr(id, sin); // INADDR_ANY, any port
                 RdmaCmCalls.rdmaListen(id, 4);
-                int port = Short.toUnsignedInt(RdmaCm.rdma_get_src_port(id)); // host order
+                short port = RdmaCm.rdma_get_src_port(id); // __be16: network byte order
                 assertNotEquals(0, port);
                 // A second id on the same port is refused by the kernel: its errno comes through.
                 RdmaCmCalls.rdmaCreateId(channel, idOut, MemorySegment.NULL, RdmaCm.RDMA_PS_TCP());
                 MemorySegment id2 = idOut.get(ValueLayout.ADDRESS, 0);
-                sockaddr_in.sin_port(sin, Short.reverseBytes((short) port)); // network order
+                sockaddr_in.sin_port(sin, port);
                 NativeCallException e = assertThrows(NativeCallException.class, () -> RdmaCmCalls.rdmaBindAddr(id2, sin));
                 assertEquals("rdma_bind_addr", e.function());
                 assertTrue(e.errno() == 98 || e.errno() == 99, e.getMessage()); // EADDRINUSE / EADDRNOTAVAIL
