@@ -8,6 +8,14 @@
 # MANIFEST for the versions the committed files came from). From unchanged inputs the
 # output is byte for byte what is committed; `git status` after a run shows any drift.
 #
+# Two packages, one per library (org.rpcrdma.bindings.ffi.ibverbs from verbs.h with
+# header class IbVerbs, ...ffi.rdmacm from rdma_cma.h with RdmaCm): each header class
+# then loads exactly one soname (-l :libibverbs.so.1 / -l :librdmacm.so.1, the runtime
+# packages' names, so no -dev package is needed at run time). rdma_cma.h embeds a few
+# verbs/socket types by value (rdma_ib_addr's union ibv_gid, rdma_ud_param's ibv_ah_attr,
+# sockaddr_*), so rdmacm carries layout-only copies of those; LayoutTest checks both
+# copies against gcc. One package would need a single header class for both libraries.
+#
 # Steps: 1. jextract each header into its own package (one per library), run from an
 # empty directory because jextract adds the current dir to -I and reads a
 # ./compile_flags.txt there; 2. rewrite SymbolLookup.findOrThrow (JDK 23+) to

@@ -22,6 +22,8 @@ import java.lang.invoke.VarHandle;
  *       handle, {@link #captureState} gives the calling thread's reusable capture buffer and
  *       {@link #lastError} turns it into the exception.</li>
  * </ol>
+ * {@link #checkStatus} and {@link #checkPointer} apply the right rule to a control call's
+ * result; {@link IbvCalls} and {@link RdmaCmCalls} use them for every errno-reporting call.
  * Capturing handles take the capture segment as their first argument, as
  * {@link Linker.Option#captureCallState} specifies.
  */
@@ -38,6 +40,8 @@ public final class NativeErrors {
     private static final MethodHandle STRERROR = LINKER.downcallHandle(
             LINKER.defaultLookup().find("strerror").orElseThrow(),
             FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+
+    private static final int EIO = 5;
 
     private NativeErrors() {
     }
@@ -68,6 +72,38 @@ public final class NativeErrors {
     /** The exception for {@code function} failing with {@code errno}. */
     public static NativeCallException error(String function, int errno) {
         return new NativeCallException(function, errno, strerror(errno));
+    }
+
+    /**
+     * Status style for every {@code int}-returning control call, whichever convention it
+     * follows: 0 is success; -1 means "see errno" (librdmacm, {@code ibv_get_cq_event},
+     * {@code ibv_query_gid}), so the captured errno is reported; a positive value is the
+     * errno itself (most {@code ibv_*}, per their man pages: "returns 0 on success, or the
+     * value of errno on failure"); any other negative value is a negated errno.
+     *
+     * @param state the capture segment the call was made with
+     * @return {@code rc} (0) so calls can be chained in expressions
+     */
+    public static int checkStatus(String function, int rc, MemorySegment state) {
+        if (rc == 0) {
+            return 0;
+        }
+        if (rc == -1) {
+            int errno = errno(state);
+            throw errno > 0 ? error(function, errno)
+                    : new NativeCallException(function, EIO, "returned -1 without setting errno");
+        }
+        throw error(function, Math.abs(rc));
+    }
+
+    /** NULL-return style ({@code ibv_open_device}, {@code ibv_reg_mr}, ...): NULL means "see errno". */
+    public static MemorySegment checkPointer(String function, MemorySegment result, MemorySegment state) {
+        if (result.equals(MemorySegment.NULL)) {
+            int errno = errno(state);
+            throw errno > 0 ? error(function, errno)
+                    : new NativeCallException(function, EIO, "returned NULL without setting errno");
+        }
+        return result;
     }
 
     /** Data-path style: {@code rc} is 0 or an errno value. */

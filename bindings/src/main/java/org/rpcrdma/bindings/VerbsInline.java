@@ -25,7 +25,8 @@ import org.rpcrdma.bindings.ffi.ibverbs.ibv_srq;
  * The verbs data path that C callers get from {@code static inline} functions in
  * rdma-core 44's {@code infiniband/verbs.h}, which jextract does not emit. Each method
  * copies one inline: it loads the provider's function pointer from
- * {@code object->context->ops} and calls it, exactly as the C code does.
+ * {@code object->context->ops} and calls it, exactly as the C code does. Line numbers
+ * ({@code verbs.h:NNNN}) are those of Debian's libibverbs-dev 44.0-2.
  *
  * <p>Downcall handles are built once per signature, without a fixed address (the
  * function pointer is the first argument), so one handle serves every provider and
@@ -63,6 +64,9 @@ public final class VerbsInline {
     private static final long BIND_INFO_ADDR = off(ibv_mw_bind_info.layout(), "addr");
     private static final long BIND_INFO_LENGTH = off(ibv_mw_bind_info.layout(), "length");
 
+    // post and poll are critical (no thread-state transition): they are short, never block
+    // or call back into Java, and are the per-message hot path. rxe's post_send does one
+    // doorbell write(2); a safepoint waits at most that long. Notify and MW calls are rare.
     // int (*)(void *, void *, void **): post_send(qp, wr, bad_wr), post_recv, post_srq_recv
     private static final MethodHandle POST = LINKER.downcallHandle(
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), Linker.Option.critical(false));
@@ -103,7 +107,7 @@ public final class VerbsInline {
     }
 
     /**
-     * verbs.h {@code ibv_post_send}: {@code qp->context->ops.post_send(qp, wr, bad_wr)}.
+     * verbs.h:3339 {@code ibv_post_send}: {@code qp->context->ops.post_send(qp, wr, bad_wr)}.
      *
      * @return 0, or the errno value the provider returned (see
      *         {@link NativeErrors#checkReturnedErrno}); {@code badWr} then points at the
@@ -118,7 +122,7 @@ public final class VerbsInline {
         }
     }
 
-    /** verbs.h {@code ibv_post_recv}: {@code qp->context->ops.post_recv(qp, wr, bad_wr)}. */
+    /** verbs.h:3348 {@code ibv_post_recv}: {@code qp->context->ops.post_recv(qp, wr, bad_wr)}. */
     public static int ibvPostRecv(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
         MemorySegment fn = op(ptr(qp.address() + QP_CONTEXT), OPS_POST_RECV);
         try {
@@ -128,7 +132,7 @@ public final class VerbsInline {
         }
     }
 
-    /** verbs.h {@code ibv_post_srq_recv}: {@code srq->context->ops.post_srq_recv(srq, wr, bad_wr)}. */
+    /** verbs.h:2997 {@code ibv_post_srq_recv}: {@code srq->context->ops.post_srq_recv(srq, wr, bad_wr)}. */
     public static int ibvPostSrqRecv(MemorySegment srq, MemorySegment wr, MemorySegment badWr) {
         MemorySegment fn = op(ptr(srq.address() + SRQ_CONTEXT), OPS_POST_SRQ_RECV);
         try {
@@ -139,7 +143,7 @@ public final class VerbsInline {
     }
 
     /**
-     * verbs.h {@code ibv_poll_cq}: {@code cq->context->ops.poll_cq(cq, num_entries, wc)}.
+     * verbs.h:2886 {@code ibv_poll_cq}: {@code cq->context->ops.poll_cq(cq, num_entries, wc)}.
      *
      * @param wc an array of at least {@code numEntries} {@code struct ibv_wc}, allocated once
      * @return the number of completions written (0 when none), or a negative value on failure
@@ -153,7 +157,7 @@ public final class VerbsInline {
         }
     }
 
-    /** verbs.h {@code ibv_req_notify_cq}: {@code cq->context->ops.req_notify_cq(cq, solicited_only)}. */
+    /** verbs.h:2900 {@code ibv_req_notify_cq}: {@code cq->context->ops.req_notify_cq(cq, solicited_only)}. */
     public static int ibvReqNotifyCq(MemorySegment cq, boolean solicitedOnly) {
         MemorySegment fn = op(ptr(cq.address() + CQ_CONTEXT), OPS_REQ_NOTIFY_CQ);
         try {
@@ -164,7 +168,7 @@ public final class VerbsInline {
     }
 
     /**
-     * verbs.h {@code ibv_alloc_mw}: EOPNOTSUPP when the provider has no {@code alloc_mw},
+     * verbs.h:2616 {@code ibv_alloc_mw}: EOPNOTSUPP when the provider has no {@code alloc_mw},
      * else {@code pd->context->ops.alloc_mw(pd, type)}.
      *
      * @throws NativeCallException with the errno the provider set when it returns NULL
@@ -187,7 +191,7 @@ public final class VerbsInline {
         return mw.reinterpret(ibv_mw.layout().byteSize());
     }
 
-    /** verbs.h {@code ibv_dealloc_mw}: {@code mw->context->ops.dealloc_mw(mw)}; returns 0 or an errno. */
+    /** verbs.h:2633 {@code ibv_dealloc_mw}: {@code mw->context->ops.dealloc_mw(mw)}; returns 0 or an errno. */
     public static int ibvDeallocMw(MemorySegment mw) {
         MemorySegment fn = op(ptr(mw.address() + MW_CONTEXT), OPS_DEALLOC_MW);
         try {
@@ -198,7 +202,7 @@ public final class VerbsInline {
     }
 
     /**
-     * verbs.h {@code ibv_bind_mw}: binds a type-1 window through the provider (type-2
+     * verbs.h:2652 {@code ibv_bind_mw}: binds a type-1 window through the provider (type-2
      * windows are bound by posting an {@code IBV_WR_BIND_MW} work request instead). Returns
      * EINVAL for a type-2 window or an inconsistent bind, EPERM when the MR belongs to
      * another PD, else the provider's result (0 or an errno), as the C inline does.
@@ -223,7 +227,7 @@ public final class VerbsInline {
         }
     }
 
-    /** verbs.h {@code ibv_inc_rkey}: a new key with the low 8 bits (the key tag) incremented. */
+    /** verbs.h:2641 {@code ibv_inc_rkey}: a new key with the low 8 bits (the key tag) incremented. */
     public static int ibvIncRkey(int rkey) {
         final int mask = 0xff;
         int newTag = (rkey + 1) & mask;

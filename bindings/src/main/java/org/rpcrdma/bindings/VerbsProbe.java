@@ -3,7 +3,6 @@ package org.rpcrdma.bindings;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
 import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
@@ -15,8 +14,6 @@ import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
  */
 public final class VerbsProbe {
     private static final int ENOSYS = 38;
-    private static final MethodHandle GET_DEVICE_LIST = NativeErrors.capturingDowncall(
-            IbVerbs.ibv_get_device_list$address(), IbVerbs.ibv_get_device_list$descriptor());
 
     private VerbsProbe() {
     }
@@ -30,14 +27,14 @@ public final class VerbsProbe {
     public static List<String> deviceNames() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment num = arena.allocate(ValueLayout.JAVA_INT);
-            MemorySegment state = NativeErrors.captureState();
-            MemorySegment list = (MemorySegment) GET_DEVICE_LIST.invokeExact(state, num);
-            if (list.equals(MemorySegment.NULL)) {
-                int errno = NativeErrors.errno(state);
-                if (errno == ENOSYS) {
+            MemorySegment list;
+            try {
+                list = IbvCalls.ibvGetDeviceList(num);
+            } catch (NativeCallException e) {
+                if (e.errno() == ENOSYS) {
                     return List.of();
                 }
-                throw NativeErrors.error("ibv_get_device_list", errno);
+                throw e;
             }
             try {
                 int n = num.get(ValueLayout.JAVA_INT, 0);
@@ -51,10 +48,6 @@ public final class VerbsProbe {
             } finally {
                 IbVerbs.ibv_free_device_list(list);
             }
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
         }
     }
 

@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.PaddingLayout;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,7 +60,16 @@ class LayoutTest {
 
     record Field(String cType, String designator, long offset, long size) {
         String key() {
+            return key(cType, designator);
+        }
+
+        static String key(String cType, String designator) {
             return cType.replace(' ', ':') + (designator.isEmpty() ? "" : "." + designator);
+        }
+
+        /** How a diff names it: "struct ibv_wc.wr_id" (or "struct ibv_wc" for sizeof). */
+        String label() {
+            return cType + (designator.isEmpty() ? "" : "." + designator);
         }
     }
 
@@ -79,14 +90,24 @@ class LayoutTest {
             if (c == null) {
                 diffs.add(f.key() + ": not printed by the C program");
             } else if (c[0] != f.offset() || c[1] != f.size()) {
-                diffs.add(f.key() + ": C offset=" + c[0] + " size=" + c[1]
-                        + ", Java offset=" + f.offset() + " size=" + f.size());
+                diffs.add(f.label() + ": C=offset " + c[0] + " size " + c[1]
+                        + ", Java=offset " + f.offset() + " size " + f.size());
             }
+        }
+        // The generated accessors' name$offset() must agree too (they are what the
+        // transport's code calls), including nested struct/union classes (ibv_send_wr.wr.rdma).
+        int accessors = 0;
+        for (var e : IBVERBS_TYPES.entrySet()) {
+            accessors += checkAccessorOffsets(Class.forName(IBVERBS + e.getKey()), e.getValue(), "", fromC, diffs);
+        }
+        for (var e : RDMACM_TYPES.entrySet()) {
+            accessors += checkAccessorOffsets(Class.forName(RDMACM + e.getKey()), e.getValue(), "", fromC, diffs);
         }
         if (!diffs.isEmpty()) {
             fail(diffs.size() + " layout mismatch(es) against gcc:\n  " + String.join("\n  ", diffs));
         }
         assertTrue(fields.size() > 300, "expected to check every field, checked " + fields.size());
+        assertTrue(accessors > 250, "expected to check every accessor offset, checked " + accessors);
     }
 
     @Test
@@ -109,6 +130,52 @@ class LayoutTest {
     /** jextract emits typedef classes (pthread_mutex_t) that only re-expose a checked layout. */
     private static boolean isTypedefOnly(String pkg, String name) {
         return name.endsWith("_t") || name.equals("__atomic_wide_counter");
+    }
+
+    /** @return how many {@code $offset()} accessors were compared */
+    private static int checkAccessorOffsets(Class<?> k, String cType, String path, Map<String, long[]> fromC,
+            List<String> diffs) throws ReflectiveOperationException {
+        long base = 0;
+        int checked = 0;
+        if (!path.isEmpty()) {
+            long[] c = fromC.get(Field.key(cType, path));
+            if (c == null) {
+                diffs.add(cType + "." + path + ": nested class " + k.getName() + " has no C member");
+                return 0;
+            }
+            base = c[0];
+        }
+        for (Method m : k.getDeclaredMethods()) {
+            if (!m.getName().endsWith("$offset") || m.getParameterCount() != 0 || m.getReturnType() != long.class
+                    || !Modifier.isStatic(m.getModifiers()) || !Modifier.isPublic(m.getModifiers())) {
+                continue;
+            }
+            String field = m.getName().substring(0, m.getName().length() - "$offset".length());
+            String designator = path.isEmpty() ? field : path + "." + field;
+            long[] c = fromC.get(Field.key(cType, designator));
+            long java = (long) m.invoke(null);
+            checked++;
+            if (c == null) {
+                diffs.add(cType + "." + designator + ": accessor " + k.getSimpleName() + "." + m.getName()
+                        + "() has no C member");
+            } else if (c[0] - base != java) {
+                diffs.add(cType + "." + designator + " (" + k.getSimpleName() + "." + m.getName() + "()): C="
+                        + (c[0] - base) + ", Java=" + java);
+            }
+        }
+        for (Class<?> nested : k.getDeclaredClasses()) {
+            boolean isStruct;
+            try {
+                isStruct = GroupLayout.class.isAssignableFrom(nested.getMethod("layout").getReturnType());
+            } catch (NoSuchMethodException e) {
+                isStruct = false; // a function-pointer class, not a struct or union
+            }
+            if (isStruct && Modifier.isPublic(nested.getModifiers())) {
+                String name = nested.getSimpleName();
+                checked += checkAccessorOffsets(nested, cType, path.isEmpty() ? name : path + "." + name, fromC, diffs);
+            }
+        }
+        return checked;
     }
 
     private static GroupLayout layoutOf(String className) throws ReflectiveOperationException {

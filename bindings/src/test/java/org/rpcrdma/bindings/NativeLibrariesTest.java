@@ -29,20 +29,20 @@ class NativeLibrariesTest {
     }
 
     @Test
-    void librdmacmLoadsAndReportsErrnoThroughTheCapturingHandle() throws Throwable {
-        MethodHandle create = NativeErrors.capturingDowncall(
-                RdmaCm.rdma_create_event_channel$address(), RdmaCm.rdma_create_event_channel$descriptor());
-        MemorySegment state = NativeErrors.captureState();
-        MemorySegment channel = (MemorySegment) create.invokeExact(state);
-        if (channel.equals(MemorySegment.NULL)) {
+    void librdmacmLoadsAndReportsErrnoThroughTheCapturingInvoker() {
+        MemorySegment channel;
+        try {
+            channel = RdmaCmCalls.rdmaCreateEventChannel();
+        } catch (NativeCallException e) {
             // No /dev/infiniband/rdma_cm on this host: the error must name call, errno and text.
-            NativeCallException e = NativeErrors.lastError("rdma_create_event_channel", state);
+            assertEquals("rdma_create_event_channel", e.function());
             assertTrue(e.errno() > 0, e.getMessage());
             assertTrue(e.getMessage().startsWith("rdma_create_event_channel failed: errno " + e.errno() + " ("),
                     e.getMessage());
-        } else {
-            RdmaCm.rdma_destroy_event_channel(channel);
+            assertFalse(e.getMessage().contains("(errno "), "no strerror text: " + e.getMessage());
+            return;
         }
+        RdmaCm.rdma_destroy_event_channel(channel);
     }
 
     @Test
@@ -57,6 +57,36 @@ class NativeLibrariesTest {
         assertEquals(9, e.errno()); // EBADF
         assertEquals("close", e.function());
         assertEquals("close failed: errno 9 (Bad file descriptor)", e.getMessage());
+    }
+
+    @Test
+    void statusStyleDecodesAllThreeConventions() throws Throwable {
+        MemorySegment state = NativeErrors.captureState();
+        assertEquals(0, NativeErrors.checkStatus("ibv_modify_qp", 0, state));
+        // "returns the value of errno" (most ibv_*)
+        assertEquals(22, assertThrows(NativeCallException.class,
+                () -> NativeErrors.checkStatus("ibv_modify_qp", 22, state)).errno());
+        // a negated errno
+        assertEquals(22, assertThrows(NativeCallException.class,
+                () -> NativeErrors.checkStatus("ibv_modify_qp", -22, state)).errno());
+        // -1 and errno (librdmacm): make a real call set errno in the capture state
+        MethodHandle close = NativeErrors.capturingDowncall(
+                Linker.nativeLinker().defaultLookup().find("close").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+        int rc = (int) close.invokeExact(state, -1);
+        NativeCallException e = assertThrows(NativeCallException.class,
+                () -> NativeErrors.checkStatus("rdma_listen", rc, state));
+        assertEquals("rdma_listen failed: errno 9 (Bad file descriptor)", e.getMessage());
+        assertEquals(9, assertThrows(NativeCallException.class,
+                () -> NativeErrors.checkPointer("ibv_reg_mr", MemorySegment.NULL, state)).errno());
+        MemorySegment p = MemorySegment.ofAddress(4096);
+        assertEquals(p, NativeErrors.checkPointer("ibv_reg_mr", p, state));
+    }
+
+    @Test
+    void rejectValidatesThePrivateDataLength() {
+        assertThrows(IllegalArgumentException.class,
+                () -> RdmaCmCalls.rdmaReject(MemorySegment.NULL, MemorySegment.NULL, 256));
     }
 
     @Test
