@@ -2,4 +2,5 @@
 module org.rpcrdma.transport {
     requires org.rpcrdma.bindings;
     exports org.rpcrdma.transport;
+    exports org.rpcrdma.transport.verbs;
 }
