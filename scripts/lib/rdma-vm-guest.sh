@@ -28,6 +28,9 @@ fail() {
 
 say "stage 2 ($RV_NAME, $RV_IP)"
 mkdir -p /root /run /var/tmp /var/lib /mnt
+# devtmpfs has no /dev/fd or /dev/std*: bash's process substitution needs them
+ln -sfn /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin; ln -sf /proc/self/fd/1 /dev/stdout; ln -sf /proc/self/fd/2 /dev/stderr
 chmod 1777 /var/tmp
 hostname "$RV_NAME"
 # /etc is the host's, read-only: give the guest its own /etc/hosts so its name (and the
