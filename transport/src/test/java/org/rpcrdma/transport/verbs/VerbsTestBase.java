@@ -15,8 +15,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 
 /**
- * Base of the tests that need a real RDMA device: finds it (RDMA_VM_DEV, else the first
- * device) and the IPv4 address of its netdev (RDMA_VM_IP, else from sysfs), and FAILS when
+ * Base of the tests that need a real RDMA device: finds it (RPCRDMA_TEST_DEVICE or RDMA_VM_DEV, else the first
+ * device) and the IPv4 address of its netdev (RPCRDMA_TEST_IP or RDMA_VM_IP, else from sysfs), and FAILS when
  * there is none: a verbs test that silently skips proves nothing. Every test must leave
  * no verbs object open.
  */
@@ -24,8 +24,18 @@ import org.junit.jupiter.api.Tag;
 abstract class VerbsTestBase {
     static final long TIMEOUT_MS = 10_000;
 
+    private static String firstEnv(String... names) {
+        for (String n : names) {
+            String v = System.getenv(n);
+            if (v != null && !v.isEmpty()) {
+                return v;
+            }
+        }
+        return null;
+    }
+
     static String deviceName() {
-        String env = System.getenv("RDMA_VM_DEV");
+        String env = firstEnv("RPCRDMA_TEST_DEVICE", "RDMA_VM_DEV");
         if (env != null && !env.isEmpty()) {
             return env;
         }
@@ -38,7 +48,7 @@ abstract class VerbsTestBase {
 
     static InetAddress deviceAddress() {
         try {
-            String env = System.getenv("RDMA_VM_IP");
+            String env = firstEnv("RPCRDMA_TEST_IP", "RDMA_VM_IP");
             if (env != null && !env.isEmpty()) {
                 return InetAddress.getByName(env);
             }
