@@ -2,5 +2,6 @@
 module org.rpcrdma.transport {
     requires org.rpcrdma.bindings;
     exports org.rpcrdma.transport;
+    exports org.rpcrdma.transport.verbs;
     exports org.rpcrdma.transport.wire;
 }
