@@ -3,4 +3,5 @@ module org.rpcrdma.transport {
     requires org.rpcrdma.bindings;
     exports org.rpcrdma.transport;
     exports org.rpcrdma.transport.wire;
+    exports org.rpcrdma.transport.verbs;
 }

@@ -1,0 +1,242 @@
+package org.rpcrdma.bindings;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_context;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_context_ops;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_cq;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_mr;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_mw;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_mw_bind;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_mw_bind_info;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_pd;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_qp;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_srq;
+
+/**
+ * The verbs data path that C callers get from {@code static inline} functions in
+ * rdma-core 44's {@code infiniband/verbs.h}, which jextract does not emit. Each method
+ * copies one inline: it loads the provider's function pointer from
+ * {@code object->context->ops} and calls it, exactly as the C code does.
+ *
+ * <p>Downcall handles are built once per signature, without a fixed address (the
+ * function pointer is the first argument), so one handle serves every provider and
+ * context. The methods read pointers through one all-of-memory segment and allocate
+ * nothing themselves; the caller owns and reuses the work-request structures.
+ *
+ * <p>All arguments are native pointers to live verbs objects; passing anything else is
+ * undefined behaviour, as in C. Callers serialize per queue as libibverbs requires.
+ */
+public final class VerbsInline {
+    private static final Linker LINKER = Linker.nativeLinker();
+    /** Reads {@code struct} fields at absolute addresses, as C's pointer chasing does. */
+    private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
+    // Offsets of the fields the inlines chase (from the generated layouts).
+    private static final long CTX_OPS = ibv_context.layout().byteOffset(MemoryLayout.PathElement.groupElement("ops"));
+    private static final long OPS_POST_SEND = off(ibv_context_ops.layout(), "post_send");
+    private static final long OPS_POST_RECV = off(ibv_context_ops.layout(), "post_recv");
+    private static final long OPS_POST_SRQ_RECV = off(ibv_context_ops.layout(), "post_srq_recv");
+    private static final long OPS_POLL_CQ = off(ibv_context_ops.layout(), "poll_cq");
+    private static final long OPS_REQ_NOTIFY_CQ = off(ibv_context_ops.layout(), "req_notify_cq");
+    private static final long OPS_ALLOC_MW = off(ibv_context_ops.layout(), "alloc_mw");
+    private static final long OPS_BIND_MW = off(ibv_context_ops.layout(), "bind_mw");
+    private static final long OPS_DEALLOC_MW = off(ibv_context_ops.layout(), "dealloc_mw");
+    private static final long QP_CONTEXT = off(ibv_qp.layout(), "context");
+    private static final long CQ_CONTEXT = off(ibv_cq.layout(), "context");
+    private static final long SRQ_CONTEXT = off(ibv_srq.layout(), "context");
+    private static final long PD_CONTEXT = off(ibv_pd.layout(), "context");
+    private static final long MW_CONTEXT = off(ibv_mw.layout(), "context");
+    private static final long MW_PD = off(ibv_mw.layout(), "pd");
+    private static final long MW_TYPE = off(ibv_mw.layout(), "type");
+    private static final long MR_PD = off(ibv_mr.layout(), "pd");
+    private static final long BIND_INFO = off(ibv_mw_bind.layout(), "bind_info");
+    private static final long BIND_INFO_MR = off(ibv_mw_bind_info.layout(), "mr");
+    private static final long BIND_INFO_ADDR = off(ibv_mw_bind_info.layout(), "addr");
+    private static final long BIND_INFO_LENGTH = off(ibv_mw_bind_info.layout(), "length");
+
+    // int (*)(void *, void *, void **): post_send(qp, wr, bad_wr), post_recv, post_srq_recv
+    private static final MethodHandle POST = LINKER.downcallHandle(
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), Linker.Option.critical(false));
+    // int (*)(struct ibv_cq *, int, struct ibv_wc *)
+    private static final MethodHandle POLL_CQ = LINKER.downcallHandle(
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS), Linker.Option.critical(false));
+    // int (*)(struct ibv_cq *, int)
+    private static final MethodHandle REQ_NOTIFY_CQ = LINKER.downcallHandle(
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    // struct ibv_mw *(*)(struct ibv_pd *, enum ibv_mw_type)
+    private static final MethodHandle ALLOC_MW = LINKER.downcallHandle(
+            FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT), Linker.Option.captureCallState("errno"));
+    // int (*)(struct ibv_qp *, struct ibv_mw *, struct ibv_mw_bind *)
+    private static final MethodHandle BIND_MW = LINKER.downcallHandle(
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    // int (*)(struct ibv_mw *)
+    private static final MethodHandle DEALLOC_MW = LINKER.downcallHandle(
+            FunctionDescriptor.of(JAVA_INT, ADDRESS));
+
+    private static final int EINVAL = 22;
+    private static final int EPERM = 1;
+    private static final int EOPNOTSUPP = 95;
+
+    private VerbsInline() {
+    }
+
+    private static long off(MemoryLayout layout, String field) {
+        return layout.byteOffset(MemoryLayout.PathElement.groupElement(field));
+    }
+
+    private static long ptr(long address) {
+        return ALL.get(ValueLayout.JAVA_LONG, address);
+    }
+
+    /** {@code object->context->ops.<field>}; never 0 for the data-path ops of a real provider. */
+    private static MemorySegment op(long contextAddress, long opOffset) {
+        return MemorySegment.ofAddress(ptr(contextAddress + CTX_OPS + opOffset));
+    }
+
+    /**
+     * verbs.h {@code ibv_post_send}: {@code qp->context->ops.post_send(qp, wr, bad_wr)}.
+     *
+     * @return 0, or the errno value the provider returned (see
+     *         {@link NativeErrors#checkReturnedErrno}); {@code badWr} then points at the
+     *         first work request that was not posted
+     */
+    public static int ibvPostSend(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
+        MemorySegment fn = op(ptr(qp.address() + QP_CONTEXT), OPS_POST_SEND);
+        try {
+            return (int) POST.invokeExact(fn, qp, wr, badWr);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** verbs.h {@code ibv_post_recv}: {@code qp->context->ops.post_recv(qp, wr, bad_wr)}. */
+    public static int ibvPostRecv(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
+        MemorySegment fn = op(ptr(qp.address() + QP_CONTEXT), OPS_POST_RECV);
+        try {
+            return (int) POST.invokeExact(fn, qp, wr, badWr);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** verbs.h {@code ibv_post_srq_recv}: {@code srq->context->ops.post_srq_recv(srq, wr, bad_wr)}. */
+    public static int ibvPostSrqRecv(MemorySegment srq, MemorySegment wr, MemorySegment badWr) {
+        MemorySegment fn = op(ptr(srq.address() + SRQ_CONTEXT), OPS_POST_SRQ_RECV);
+        try {
+            return (int) POST.invokeExact(fn, srq, wr, badWr);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * verbs.h {@code ibv_poll_cq}: {@code cq->context->ops.poll_cq(cq, num_entries, wc)}.
+     *
+     * @param wc an array of at least {@code numEntries} {@code struct ibv_wc}, allocated once
+     * @return the number of completions written (0 when none), or a negative value on failure
+     */
+    public static int ibvPollCq(MemorySegment cq, int numEntries, MemorySegment wc) {
+        MemorySegment fn = op(ptr(cq.address() + CQ_CONTEXT), OPS_POLL_CQ);
+        try {
+            return (int) POLL_CQ.invokeExact(fn, cq, numEntries, wc);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** verbs.h {@code ibv_req_notify_cq}: {@code cq->context->ops.req_notify_cq(cq, solicited_only)}. */
+    public static int ibvReqNotifyCq(MemorySegment cq, boolean solicitedOnly) {
+        MemorySegment fn = op(ptr(cq.address() + CQ_CONTEXT), OPS_REQ_NOTIFY_CQ);
+        try {
+            return (int) REQ_NOTIFY_CQ.invokeExact(fn, cq, solicitedOnly ? 1 : 0);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * verbs.h {@code ibv_alloc_mw}: EOPNOTSUPP when the provider has no {@code alloc_mw},
+     * else {@code pd->context->ops.alloc_mw(pd, type)}.
+     *
+     * @throws NativeCallException with the errno the provider set when it returns NULL
+     */
+    public static MemorySegment ibvAllocMw(MemorySegment pd, int type) {
+        MemorySegment fn = op(ptr(pd.address() + PD_CONTEXT), OPS_ALLOC_MW);
+        if (fn.equals(MemorySegment.NULL)) {
+            throw NativeErrors.error("ibv_alloc_mw", EOPNOTSUPP);
+        }
+        MemorySegment state = NativeErrors.captureState();
+        MemorySegment mw;
+        try {
+            mw = (MemorySegment) ALLOC_MW.invokeExact(fn, state, pd, type);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        if (mw.equals(MemorySegment.NULL)) {
+            throw NativeErrors.lastError("ibv_alloc_mw", state);
+        }
+        return mw.reinterpret(ibv_mw.layout().byteSize());
+    }
+
+    /** verbs.h {@code ibv_dealloc_mw}: {@code mw->context->ops.dealloc_mw(mw)}; returns 0 or an errno. */
+    public static int ibvDeallocMw(MemorySegment mw) {
+        MemorySegment fn = op(ptr(mw.address() + MW_CONTEXT), OPS_DEALLOC_MW);
+        try {
+            return (int) DEALLOC_MW.invokeExact(fn, mw);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /**
+     * verbs.h {@code ibv_bind_mw}: binds a type-1 window through the provider (type-2
+     * windows are bound by posting an {@code IBV_WR_BIND_MW} work request instead). Returns
+     * EINVAL for a type-2 window or an inconsistent bind, EPERM when the MR belongs to
+     * another PD, else the provider's result (0 or an errno), as the C inline does.
+     */
+    public static int ibvBindMw(MemorySegment qp, MemorySegment mw, MemorySegment mwBind) {
+        if (ALL.get(JAVA_INT, mw.address() + MW_TYPE) != IbVerbs.IBV_MW_TYPE_1()) {
+            return EINVAL;
+        }
+        long info = mwBind.address() + BIND_INFO;
+        long mr = ptr(info + BIND_INFO_MR);
+        if (mr == 0 && (ptr(info + BIND_INFO_ADDR) != 0 || ptr(info + BIND_INFO_LENGTH) != 0)) {
+            return EINVAL;
+        }
+        if (mr != 0 && ptr(mw.address() + MW_PD) != ptr(mr + MR_PD)) {
+            return EPERM;
+        }
+        MemorySegment fn = op(ptr(mw.address() + MW_CONTEXT), OPS_BIND_MW);
+        try {
+            return (int) BIND_MW.invokeExact(fn, qp, mw, mwBind);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** verbs.h {@code ibv_inc_rkey}: a new key with the low 8 bits (the key tag) incremented. */
+    public static int ibvIncRkey(int rkey) {
+        final int mask = 0xff;
+        int newTag = (rkey + 1) & mask;
+        return (rkey & ~mask) | newTag;
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            return r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException("unexpected checked exception from a downcall", t);
+    }
+}

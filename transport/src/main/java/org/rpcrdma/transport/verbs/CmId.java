@@ -1,0 +1,251 @@
+package org.rpcrdma.transport.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.net.Inet4Address;
+import java.net.InetSocketAddress;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_qp_cap;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_qp_init_attr;
+import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
+import org.rpcrdma.bindings.ffi.rdmacm.RdmaCm;
+import org.rpcrdma.bindings.ffi.rdmacm.rdma_cm_id;
+import org.rpcrdma.bindings.ffi.rdmacm.rdma_conn_param;
+import org.rpcrdma.bindings.ffi.rdmacm.sockaddr_in;
+
+/**
+ * An {@code rdma_cm_id} (RC, RDMA_PS_TCP). The asynchronous steps (resolveAddress,
+ * resolveRoute, connect, accept, disconnect) complete with an event on its
+ * {@link EventChannel}. The id owns its QP ({@link #createQueuePair}) and, through
+ * librdmacm, the device context behind {@link #device()}: close the QP, CQs, PD (and
+ * channel) made on that device before closing the id. Not thread-safe.
+ */
+public final class CmId extends Resource {
+    private static final MethodHandle CREATE_ID = Native.handle(RdmaCm.rdma_create_id$address(), RdmaCm.rdma_create_id$descriptor());
+    private static final MethodHandle DESTROY_ID = Native.handle(RdmaCm.rdma_destroy_id$address(), RdmaCm.rdma_destroy_id$descriptor());
+    private static final MethodHandle RESOLVE_ADDR = Native.handle(RdmaCm.rdma_resolve_addr$address(), RdmaCm.rdma_resolve_addr$descriptor());
+    private static final MethodHandle RESOLVE_ROUTE = Native.handle(RdmaCm.rdma_resolve_route$address(), RdmaCm.rdma_resolve_route$descriptor());
+    private static final MethodHandle BIND = Native.handle(RdmaCm.rdma_bind_addr$address(), RdmaCm.rdma_bind_addr$descriptor());
+    private static final MethodHandle LISTEN = Native.handle(RdmaCm.rdma_listen$address(), RdmaCm.rdma_listen$descriptor());
+    private static final MethodHandle CONNECT = Native.handle(RdmaCm.rdma_connect$address(), RdmaCm.rdma_connect$descriptor());
+    private static final MethodHandle ACCEPT = Native.handle(RdmaCm.rdma_accept$address(), RdmaCm.rdma_accept$descriptor());
+    private static final MethodHandle REJECT = Native.handle(RdmaCm.rdma_reject$address(), RdmaCm.rdma_reject$descriptor());
+    private static final MethodHandle DISCONNECT = Native.handle(RdmaCm.rdma_disconnect$address(), RdmaCm.rdma_disconnect$descriptor());
+    private static final MethodHandle CREATE_QP = Native.handle(RdmaCm.rdma_create_qp$address(), RdmaCm.rdma_create_qp$descriptor());
+    private static final short AF_INET = 2;
+
+    private final EventChannel channel;
+    private final MemorySegment id;
+    private Device device;
+    private QueuePair qp;
+
+    CmId(EventChannel channel) {
+        this.channel = channel;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+            Native.call("rdma_create_id", CREATE_ID, channel.handle(), out, MemorySegment.NULL, RdmaCm.RDMA_PS_TCP());
+            this.id = out.get(ValueLayout.ADDRESS, 0).reinterpret(rdma_cm_id.layout().byteSize());
+        }
+        channel.register(this);
+        opened();
+    }
+
+    /** The new id of a CONNECT_REQUEST (already created by librdmacm). */
+    CmId(EventChannel channel, MemorySegment newId) {
+        this.channel = channel;
+        this.id = newId.reinterpret(rdma_cm_id.layout().byteSize());
+        channel.register(this);
+        opened();
+    }
+
+    MemorySegment rawHandle() {
+        return id;
+    }
+
+    /** The {@code struct rdma_cm_id *}. */
+    public MemorySegment handle() {
+        checkOpen();
+        return id;
+    }
+
+    public EventChannel channel() {
+        return channel;
+    }
+
+    /**
+     * The device this id is bound to (after address resolution, bind to a local RDMA
+     * address, or for a CONNECT_REQUEST id); its context belongs to librdmacm, so closing
+     * the returned object is optional and closes nothing native. Null while unbound.
+     */
+    public Device device() {
+        checkOpen();
+        if (device == null) {
+            MemorySegment verbs = rdma_cm_id.verbs(id);
+            if (!verbs.equals(MemorySegment.NULL)) {
+                device = Device.borrowed(verbs);
+            }
+        }
+        return device;
+    }
+
+    /** The QP created on this id, or null. */
+    public QueuePair queuePair() {
+        return qp;
+    }
+
+    private static MemorySegment sockaddr(Arena arena, InetSocketAddress address) {
+        if (!(address.getAddress() instanceof Inet4Address v4)) {
+            throw new IllegalArgumentException("IPv4 only for now: " + address);
+        }
+        MemorySegment sa = arena.allocate(sockaddr_in.layout());
+        sockaddr_in.sin_family(sa, AF_INET);
+        // sin_port and sin_addr are in network byte order
+        sa.set(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), sockaddr_in.sin_port$offset(), (short) address.getPort());
+        MemorySegment.copy(v4.getAddress(), 0, sa, ValueLayout.JAVA_BYTE, sockaddr_in.sin_addr$offset(), 4);
+        return sa;
+    }
+
+    /** rdma_resolve_addr; completes with ADDR_RESOLVED or ADDR_ERROR. {@code source} may be null. */
+    public void resolveAddress(InetSocketAddress source, InetSocketAddress destination, int timeoutMillis) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            Native.call("rdma_resolve_addr", RESOLVE_ADDR, id,
+                    source == null ? MemorySegment.NULL : sockaddr(arena, source), sockaddr(arena, destination), timeoutMillis);
+        }
+    }
+
+    /** rdma_resolve_route; completes with ROUTE_RESOLVED or ROUTE_ERROR. */
+    public void resolveRoute(int timeoutMillis) {
+        checkOpen();
+        Native.call("rdma_resolve_route", RESOLVE_ROUTE, id, timeoutMillis);
+    }
+
+    /** rdma_bind_addr (synchronous). Port 0 picks a free port: see {@link #localPort()}. */
+    public void bind(InetSocketAddress address) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            Native.call("rdma_bind_addr", BIND, id, sockaddr(arena, address));
+        }
+    }
+
+    /** The bound local port (host order). */
+    public int localPort() {
+        checkOpen();
+        return Short.toUnsignedInt(Short.reverseBytes(RdmaCm.rdma_get_src_port(id)));
+    }
+
+    /** rdma_listen; connection requests arrive as CONNECT_REQUEST events. */
+    public void listen(int backlog) {
+        checkOpen();
+        Native.call("rdma_listen", LISTEN, id, backlog);
+    }
+
+    /**
+     * rdma_create_qp: an RC QP on {@code pd} with the given CQs (and SRQ, or null), owned by
+     * this id. All send requests are signaled only when the request says so (sq_sig_all 0).
+     */
+    public QueuePair createQueuePair(ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+                                     SharedReceiveQueue srq, QueuePairCapabilities caps) {
+        checkOpen();
+        if (qp != null) {
+            throw new IllegalStateException("this id already has a queue pair");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment init = arena.allocate(ibv_qp_init_attr.layout());
+            ibv_qp_init_attr.send_cq(init, sendCq.handle());
+            ibv_qp_init_attr.recv_cq(init, recvCq.handle());
+            ibv_qp_init_attr.srq(init, srq == null ? MemorySegment.NULL : srq.handle());
+            ibv_qp_init_attr.qp_type(init, IbVerbs.IBV_QPT_RC());
+            ibv_qp_init_attr.sq_sig_all(init, 0);
+            MemorySegment cap = ibv_qp_init_attr.cap(init);
+            ibv_qp_cap.max_send_wr(cap, caps.maxSendWr());
+            ibv_qp_cap.max_recv_wr(cap, srq == null ? caps.maxRecvWr() : 0);
+            ibv_qp_cap.max_send_sge(cap, caps.maxSendSge());
+            ibv_qp_cap.max_recv_sge(cap, srq == null ? caps.maxRecvSge() : 0);
+            ibv_qp_cap.max_inline_data(cap, caps.maxInlineData());
+            Native.call("rdma_create_qp", CREATE_QP, id, pd.handle(), init);
+        }
+        try {
+            qp = new QueuePair(this, pd, sendCq, recvCq, srq, rdma_cm_id.qp(id));
+        } catch (RuntimeException e) {
+            RdmaCm.rdma_destroy_qp(id);
+            throw e;
+        }
+        return qp;
+    }
+
+    void queuePairClosed(QueuePair closed) {
+        if (qp == closed) {
+            qp = null;
+        }
+    }
+
+    private MemorySegment connParam(Arena arena, ConnectionParameters p) {
+        MemorySegment cp = arena.allocate(rdma_conn_param.layout());
+        byte[] data = p.privateData();
+        if (data.length > 0) {
+            MemorySegment d = arena.allocate(data.length);
+            MemorySegment.copy(data, 0, d, ValueLayout.JAVA_BYTE, 0, data.length);
+            rdma_conn_param.private_data(cp, d);
+            rdma_conn_param.private_data_len(cp, (byte) data.length);
+        }
+        rdma_conn_param.responder_resources(cp, (byte) p.responderResources());
+        rdma_conn_param.initiator_depth(cp, (byte) p.initiatorDepth());
+        rdma_conn_param.retry_count(cp, (byte) p.retryCount());
+        rdma_conn_param.rnr_retry_count(cp, (byte) p.rnrRetryCount());
+        rdma_conn_param.flow_control(cp, (byte) 1);
+        return cp;
+    }
+
+    /** rdma_connect (after ROUTE_RESOLVED and createQueuePair); completes with ESTABLISHED, REJECTED, ... */
+    public void connect(ConnectionParameters parameters) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            Native.call("rdma_connect", CONNECT, id, connParam(arena, parameters));
+        }
+    }
+
+    /** rdma_accept of a CONNECT_REQUEST id; ESTABLISHED follows on this id. */
+    public void accept(ConnectionParameters parameters) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            Native.call("rdma_accept", ACCEPT, id, connParam(arena, parameters));
+        }
+    }
+
+    /** rdma_reject with optional private data; the id must still be closed. */
+    public void reject(byte[] privateData) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment d = MemorySegment.NULL;
+            int len = privateData == null ? 0 : privateData.length;
+            if (len > 0) {
+                d = arena.allocate(len);
+                MemorySegment.copy(privateData, 0, d, ValueLayout.JAVA_BYTE, 0, len);
+            }
+            Native.call("rdma_reject", REJECT, id, d, (byte) len);
+        }
+    }
+
+    /** rdma_disconnect; both sides then see DISCONNECTED, and posted work flushes. */
+    public void disconnect() {
+        checkOpen();
+        Native.call("rdma_disconnect", DISCONNECT, id);
+    }
+
+    @Override
+    void release() {
+        try {
+            if (qp != null) {
+                qp.close();
+            }
+            if (device != null) {
+                device.close();
+            }
+        } finally {
+            channel.unregister(id.address());
+            Native.call("rdma_destroy_id", DESTROY_ID, id);
+        }
+    }
+}

@@ -1,0 +1,126 @@
+package org.rpcrdma.transport.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_comp_channel;
+
+/**
+ * An {@code ibv_comp_channel}. Its fd is non-blocking and {@link #await} waits in poll(2)
+ * in short slices, so a waiting thread notices {@link #close()} within one slice and close
+ * never races a thread parked inside ibv_get_cq_event. One waiter thread at a time.
+ * Close it after the CQs that use it.
+ */
+public final class CompletionChannel extends Resource {
+    private static final MethodHandle CREATE = Native.handle(IbVerbs.ibv_create_comp_channel$address(), IbVerbs.ibv_create_comp_channel$descriptor());
+    private static final MethodHandle DESTROY = Native.handle(IbVerbs.ibv_destroy_comp_channel$address(), IbVerbs.ibv_destroy_comp_channel$descriptor());
+    private static final MethodHandle GET_EVENT = Native.handle(IbVerbs.ibv_get_cq_event$address(), IbVerbs.ibv_get_cq_event$descriptor());
+    /** Longest time a waiter stays in poll(2) before it rechecks for close. */
+    private static final int SLICE_MILLIS = 50;
+
+    private final Device device;
+    private final MemorySegment channel;
+    private final int fd;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment pollfd;
+    private final MemorySegment cqOut;
+    private final MemorySegment ctxOut;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
+
+    CompletionChannel(Device device) {
+        this.device = device;
+        try {
+            this.pollfd = arena.allocate(8, 4);
+            this.cqOut = arena.allocate(ValueLayout.ADDRESS);
+            this.ctxOut = arena.allocate(ValueLayout.ADDRESS);
+            this.channel = Native.callPointer("ibv_create_comp_channel", CREATE, ibv_comp_channel.layout().byteSize(), device.handle());
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+        this.fd = ibv_comp_channel.fd(channel);
+        try {
+            Native.setNonBlocking("comp_channel", fd);
+        } catch (RuntimeException e) {
+            Native.callErrno(DESTROY, channel);
+            arena.close();
+            throw e;
+        }
+        opened();
+    }
+
+    public Device device() {
+        return device;
+    }
+
+    /** The {@code struct ibv_comp_channel *}. */
+    public MemorySegment handle() {
+        checkOpen();
+        return channel;
+    }
+
+    /** The channel's file descriptor (non-blocking), for callers with their own poll loop. */
+    public int fd() {
+        checkOpen();
+        return fd;
+    }
+
+    void register(CompletionQueue cq) {
+        queues.put(cq.handle().address(), cq);
+    }
+
+    void unregister(long cqAddress) {
+        queues.remove(cqAddress);
+    }
+
+    /**
+     * Waits up to {@code timeoutMillis} (0: just check) for a completion event, acknowledges
+     * it, and returns the CQ it is for; null on timeout or when the channel was closed.
+     * The CQ must then be re-armed with {@link CompletionQueue#requestNotify} and drained.
+     */
+    public CompletionQueue await(long timeoutMillis) {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        while (true) {
+            lock.lock();
+            try {
+                if (isClosed()) {
+                    return null;
+                }
+                long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                if (Native.pollIn(pollfd, fd, (int) Math.min(left, SLICE_MILLIS))) {
+                    int errno = Native.callErrno(GET_EVENT, channel, cqOut, ctxOut);
+                    if (errno == 0) {
+                        MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
+                        // Ack at once: ibv_destroy_cq waits for every event to be acked.
+                        IbVerbs.ibv_ack_cq_events(cq, 1);
+                        return queues.get(cq.address());
+                    } else if (errno != Native.EAGAIN) {
+                        throw org.rpcrdma.bindings.NativeErrors.error("ibv_get_cq_event", errno);
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return null;
+            }
+        }
+    }
+
+    @Override
+    void release() {
+        lock.lock(); // waits for a waiter's current slice to end
+        try {
+            Native.call("ibv_destroy_comp_channel", DESTROY, channel);
+        } finally {
+            lock.unlock();
+            arena.close();
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package org.rpcrdma.transport.verbs;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import org.rpcrdma.bindings.NativeErrors;
+import org.rpcrdma.bindings.VerbsInline;
+import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_cq;
+
+/**
+ * An {@code ibv_cq}. {@link #poll} and {@link #requestNotify} allocate nothing; one thread
+ * polls a CQ at a time (libibverbs serializes internally, but completions are consumed in
+ * order by one consumer). Close it after its QPs, before its channel and device.
+ */
+public final class CompletionQueue extends Resource {
+    private static final MethodHandle CREATE = Native.handle(IbVerbs.ibv_create_cq$address(), IbVerbs.ibv_create_cq$descriptor());
+    private static final MethodHandle DESTROY = Native.handle(IbVerbs.ibv_destroy_cq$address(), IbVerbs.ibv_destroy_cq$descriptor());
+
+    private final Device device;
+    private final CompletionChannel channel;
+    private final MemorySegment cq;
+    private final int capacity;
+
+    CompletionQueue(Device device, int capacity, CompletionChannel channel) {
+        this.device = device;
+        this.channel = channel;
+        this.cq = Native.callPointer("ibv_create_cq", CREATE, ibv_cq.layout().byteSize(), device.handle(), capacity,
+                MemorySegment.NULL, channel == null ? MemorySegment.NULL : channel.handle(), 0);
+        this.capacity = ibv_cq.cqe(cq);
+        if (channel != null) {
+            channel.register(this);
+        }
+        opened();
+    }
+
+    public Device device() {
+        return device;
+    }
+
+    /** The channel given at creation, or null. */
+    public CompletionChannel channel() {
+        return channel;
+    }
+
+    /** The actual number of entries the provider gave (at least the requested capacity). */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** The {@code struct ibv_cq *}. */
+    public MemorySegment handle() {
+        checkOpen();
+        return cq;
+    }
+
+    /**
+     * Polls up to {@code out.capacity()} completions into {@code out} (overwriting it).
+     *
+     * @return how many were written, 0 when the CQ is empty
+     */
+    public int poll(WorkCompletions out) {
+        checkOpen();
+        return NativeErrors.checkPoll("ibv_poll_cq", VerbsInline.ibvPollCq(cq, out.capacity(), out.segment()));
+    }
+
+    /**
+     * Arms the CQ for one event on its channel. Poll again after arming to catch
+     * completions that arrived before it (the usual arm-then-drain loop).
+     */
+    public void requestNotify(boolean solicitedOnly) {
+        checkOpen();
+        NativeErrors.checkReturnedErrno("ibv_req_notify_cq", VerbsInline.ibvReqNotifyCq(cq, solicitedOnly));
+    }
+
+    @Override
+    void release() {
+        if (channel != null) {
+            channel.unregister(cq.address());
+        }
+        Native.call("ibv_destroy_cq", DESTROY, cq);
+    }
+}

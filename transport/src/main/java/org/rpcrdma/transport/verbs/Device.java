@@ -1,0 +1,175 @@
+package org.rpcrdma.transport.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.List;
+import org.rpcrdma.bindings.NativeErrors;
+import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_context;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_port_attr;
+
+/**
+ * An opened RDMA device: owns one {@code ibv_context} (unless borrowed from librdmacm, see
+ * {@link CmId#device()}). Close it last, after everything created from it.
+ * Thread-safe: the context-level verbs are.
+ */
+public final class Device extends Resource {
+    private static final MethodHandle GET_DEVICE_LIST = Native.handle(IbVerbs.ibv_get_device_list$address(), IbVerbs.ibv_get_device_list$descriptor());
+    private static final MethodHandle OPEN = Native.handle(IbVerbs.ibv_open_device$address(), IbVerbs.ibv_open_device$descriptor());
+    private static final MethodHandle CLOSE = Native.handle(IbVerbs.ibv_close_device$address(), IbVerbs.ibv_close_device$descriptor());
+    private static final MethodHandle QUERY_PORT = Native.handle(IbVerbs.ibv_query_port$address(), IbVerbs.ibv_query_port$descriptor());
+    private static final MethodHandle QUERY_GID = Native.handle(IbVerbs.ibv_query_gid$address(), IbVerbs.ibv_query_gid$descriptor());
+    private static final int ENOSYS = 38;
+
+    private final MemorySegment context;
+    private final String name;
+    private final boolean owned;
+
+    private Device(MemorySegment context, String name, boolean owned) {
+        this.context = context;
+        this.name = name;
+        this.owned = owned;
+        opened();
+    }
+
+    /** Wraps a context librdmacm owns; closing the wrapper does not close the context. */
+    static Device borrowed(MemorySegment context) {
+        MemorySegment ctx = context.reinterpret(ibv_context.layout().byteSize());
+        MemorySegment dev = ibv_context.device(ctx);
+        return new Device(ctx, Native.cString(IbVerbs.ibv_get_device_name(dev)), false);
+    }
+
+    /** Names of the RDMA devices present (empty when the kernel has no RDMA support). */
+    public static List<String> list() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment num = arena.allocate(ValueLayout.JAVA_INT);
+            MemorySegment state = NativeErrors.captureState();
+            MemorySegment array;
+            try {
+                array = (MemorySegment) GET_DEVICE_LIST.invokeExact(state, num);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+            if (array.equals(MemorySegment.NULL)) {
+                if (NativeErrors.errno(state) == ENOSYS) {
+                    return List.of();
+                }
+                throw NativeErrors.lastError("ibv_get_device_list", state);
+            }
+            try {
+                int n = num.get(ValueLayout.JAVA_INT, 0);
+                MemorySegment devs = array.reinterpret(ValueLayout.ADDRESS.byteSize() * n);
+                List<String> names = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    names.add(Native.cString(IbVerbs.ibv_get_device_name(devs.getAtIndex(ValueLayout.ADDRESS, i))));
+                }
+                return names;
+            } finally {
+                IbVerbs.ibv_free_device_list(array);
+            }
+        }
+    }
+
+    /**
+     * Opens the device called {@code name} (e.g. {@code "rxe0"}).
+     *
+     * @throws IllegalArgumentException if there is no such device
+     */
+    public static Device open(String name) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment num = arena.allocate(ValueLayout.JAVA_INT);
+            MemorySegment array = Native.callPointer("ibv_get_device_list", GET_DEVICE_LIST, 0, num);
+            try {
+                int n = num.get(ValueLayout.JAVA_INT, 0);
+                MemorySegment devs = array.reinterpret(ValueLayout.ADDRESS.byteSize() * n);
+                for (int i = 0; i < n; i++) {
+                    MemorySegment dev = devs.getAtIndex(ValueLayout.ADDRESS, i);
+                    if (name.equals(Native.cString(IbVerbs.ibv_get_device_name(dev)))) {
+                        MemorySegment ctx = Native.callPointer("ibv_open_device", OPEN, ibv_context.layout().byteSize(), dev);
+                        return new Device(ctx, name, true);
+                    }
+                }
+            } finally {
+                IbVerbs.ibv_free_device_list(array);
+            }
+        }
+        throw new IllegalArgumentException("no RDMA device named " + name + " (present: " + list() + ")");
+    }
+
+    /** The device name, e.g. {@code rxe0}. */
+    public String name() {
+        return name;
+    }
+
+    /** The {@code struct ibv_context *}; valid while this object is open. */
+    public MemorySegment handle() {
+        checkOpen();
+        return context;
+    }
+
+    /** {@code ibv_query_port}. */
+    public PortAttributes queryPort(int port) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_port_attr.layout());
+            Native.call("ibv_query_port", QUERY_PORT, context, (byte) port, attr);
+            return new PortAttributes(ibv_port_attr.state(attr), ibv_port_attr.max_mtu(attr),
+                    ibv_port_attr.active_mtu(attr), ibv_port_attr.gid_tbl_len(attr),
+                    Short.toUnsignedInt(ibv_port_attr.lid(attr)));
+        }
+    }
+
+    /** {@code ibv_query_gid}: the 16 raw GID bytes at {@code index} of {@code port}'s table. */
+    public byte[] queryGid(int port, int index) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment gid = arena.allocate(16, 8);
+            Native.call("ibv_query_gid", QUERY_GID, context, (byte) port, index, gid);
+            return gid.toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    /** Allocates a protection domain on this device. */
+    public ProtectionDomain allocateProtectionDomain() {
+        checkOpen();
+        return new ProtectionDomain(this);
+    }
+
+    /** Creates a completion channel on this device. */
+    public CompletionChannel createCompletionChannel() {
+        checkOpen();
+        return new CompletionChannel(this);
+    }
+
+    /**
+     * Creates a completion queue of at least {@code capacity} entries, reporting events to
+     * {@code channel} (null for a purely polled CQ).
+     */
+    public CompletionQueue createCompletionQueue(int capacity, CompletionChannel channel) {
+        checkOpen();
+        return new CompletionQueue(this, capacity, channel);
+    }
+
+    @Override
+    void release() {
+        if (owned) {
+            Native.call("ibv_close_device", CLOSE, context);
+        }
+    }
+
+    /** The subset of {@code struct ibv_port_attr} the transport uses; mtu values are enum ibv_mtu. */
+    public record PortAttributes(int state, int maxMtu, int activeMtu, int gidTableLength, int lid) {
+        /** IBV_PORT_ACTIVE. */
+        public boolean active() {
+            return state == IbVerbs.IBV_PORT_ACTIVE();
+        }
+
+        /** The active MTU in bytes (enum ibv_mtu 1..5 = 256..4096). */
+        public int activeMtuBytes() {
+            return 128 << activeMtu;
+        }
+    }
+}

@@ -1,0 +1,150 @@
+package org.rpcrdma.transport.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import org.rpcrdma.bindings.NativeErrors;
+import org.rpcrdma.bindings.ffi.rdmacm.RdmaCm;
+import org.rpcrdma.bindings.ffi.rdmacm.rdma_cm_event;
+import org.rpcrdma.bindings.ffi.rdmacm.rdma_conn_param;
+import org.rpcrdma.bindings.ffi.rdmacm.rdma_event_channel;
+
+/**
+ * An {@code rdma_event_channel}. Its fd is non-blocking and {@link #poll} waits in poll(2)
+ * in short slices, so {@link #close()} never hangs behind a thread in rdma_get_cm_event.
+ * Events are copied and acknowledged at once. One thread polls at a time. Close it after
+ * every {@link CmId} created on it.
+ */
+public final class EventChannel extends Resource {
+    private static final MethodHandle CREATE = Native.handle(RdmaCm.rdma_create_event_channel$address(), RdmaCm.rdma_create_event_channel$descriptor());
+    private static final MethodHandle GET_EVENT = Native.handle(RdmaCm.rdma_get_cm_event$address(), RdmaCm.rdma_get_cm_event$descriptor());
+    private static final MethodHandle ACK_EVENT = Native.handle(RdmaCm.rdma_ack_cm_event$address(), RdmaCm.rdma_ack_cm_event$descriptor());
+    private static final int SLICE_MILLIS = 50;
+    private static final long CONN = rdma_cm_event.param$offset() + rdma_cm_event.param.conn$offset();
+
+    private final MemorySegment channel;
+    private final int fd;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment pollfd;
+    private final MemorySegment eventOut;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Map<Long, CmId> ids = new ConcurrentHashMap<>();
+
+    /** Creates a channel. */
+    public EventChannel() {
+        try {
+            this.pollfd = arena.allocate(8, 4);
+            this.eventOut = arena.allocate(ValueLayout.ADDRESS);
+            this.channel = Native.callPointer("rdma_create_event_channel", CREATE, rdma_event_channel.layout().byteSize());
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+        this.fd = rdma_event_channel.fd(channel);
+        try {
+            Native.setNonBlocking("rdma_event_channel", fd);
+        } catch (RuntimeException e) {
+            RdmaCm.rdma_destroy_event_channel(channel);
+            arena.close();
+            throw e;
+        }
+        opened();
+    }
+
+    /** The {@code struct rdma_event_channel *}. */
+    public MemorySegment handle() {
+        checkOpen();
+        return channel;
+    }
+
+    /** The channel's (non-blocking) fd, for callers with their own poll loop. */
+    public int fd() {
+        checkOpen();
+        return fd;
+    }
+
+    /** Creates an RC (RDMA_PS_TCP) id on this channel. */
+    public CmId createId() {
+        checkOpen();
+        return new CmId(this);
+    }
+
+    void register(CmId id) {
+        ids.put(id.rawHandle().address(), id);
+    }
+
+    void unregister(long address) {
+        ids.remove(address);
+    }
+
+    /**
+     * Waits up to {@code timeoutMillis} for the next event; null on timeout or after close.
+     * Call from one thread at a time.
+     */
+    public CmEvent poll(long timeoutMillis) {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        while (true) {
+            lock.lock();
+            try {
+                if (isClosed()) {
+                    return null;
+                }
+                long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                if (Native.pollIn(pollfd, fd, (int) Math.min(left, SLICE_MILLIS))) {
+                    int errno = Native.callErrno(GET_EVENT, channel, eventOut);
+                    if (errno == 0) {
+                        return copyAndAck(eventOut.get(ValueLayout.ADDRESS, 0).reinterpret(rdma_cm_event.layout().byteSize()));
+                    } else if (errno != Native.EAGAIN) {
+                        throw NativeErrors.error("rdma_get_cm_event", errno);
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return null;
+            }
+        }
+    }
+
+    private CmEvent copyAndAck(MemorySegment ev) {
+        try {
+            CmEvent.Type type = CmEvent.Type.of(rdma_cm_event.event(ev));
+            int status = rdma_cm_event.status(ev);
+            MemorySegment idPtr = rdma_cm_event.id(ev);
+            MemorySegment listenPtr = rdma_cm_event.listen_id(ev);
+            MemorySegment conn = ev.asSlice(CONN, rdma_conn_param.layout().byteSize());
+            int len = Byte.toUnsignedInt(rdma_conn_param.private_data_len(conn));
+            MemorySegment pd = rdma_conn_param.private_data(conn);
+            byte[] data = len == 0 || pd.equals(MemorySegment.NULL)
+                    ? new byte[0] : pd.reinterpret(len).toArray(ValueLayout.JAVA_BYTE);
+            int rr = Byte.toUnsignedInt(rdma_conn_param.responder_resources(conn));
+            int id = Byte.toUnsignedInt(rdma_conn_param.initiator_depth(conn));
+            CmId listen = listenPtr.equals(MemorySegment.NULL) ? null : ids.get(listenPtr.address());
+            CmId target;
+            if (type == CmEvent.Type.CONNECT_REQUEST) {
+                target = new CmId(this, idPtr);
+            } else {
+                target = ids.get(idPtr.address());
+            }
+            return new CmEvent(type, status, target, listen, data, rr, id);
+        } finally {
+            Native.call("rdma_ack_cm_event", ACK_EVENT, ev);
+        }
+    }
+
+    @Override
+    void release() {
+        lock.lock();
+        try {
+            RdmaCm.rdma_destroy_event_channel(channel);
+        } finally {
+            lock.unlock();
+            arena.close();
+        }
+    }
+}

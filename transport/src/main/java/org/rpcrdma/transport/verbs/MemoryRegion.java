@@ -1,0 +1,77 @@
+package org.rpcrdma.transport.verbs;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_mr;
+
+/** An {@code ibv_mr} over caller-owned native memory. Immutable keys; thread-safe reads. */
+public final class MemoryRegion extends Resource {
+    private static final MethodHandle REG = Native.handle(IbVerbs.ibv_reg_mr$address(), IbVerbs.ibv_reg_mr$descriptor());
+    private static final MethodHandle DEREG = Native.handle(IbVerbs.ibv_dereg_mr$address(), IbVerbs.ibv_dereg_mr$descriptor());
+
+    private final ProtectionDomain pd;
+    private final MemorySegment mr;
+    private final MemorySegment segment;
+    private final int lkey;
+    private final int rkey;
+    private final int access;
+
+    MemoryRegion(ProtectionDomain pd, MemorySegment segment, int access) {
+        if (!segment.isNative()) {
+            throw new IllegalArgumentException("only native memory can be registered");
+        }
+        this.pd = pd;
+        this.segment = segment;
+        this.access = access;
+        this.mr = Native.callPointer("ibv_reg_mr", REG, ibv_mr.layout().byteSize(),
+                pd.handle(), segment, segment.byteSize(), access);
+        this.lkey = ibv_mr.lkey(mr);
+        this.rkey = ibv_mr.rkey(mr);
+        opened();
+    }
+
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /** The {@code struct ibv_mr *}. */
+    public MemorySegment handle() {
+        checkOpen();
+        return mr;
+    }
+
+    public int lkey() {
+        checkOpen();
+        return lkey;
+    }
+
+    public int rkey() {
+        checkOpen();
+        return rkey;
+    }
+
+    /** Virtual address of the first byte (what a peer uses with {@link #rkey()}). */
+    public long address() {
+        return segment.address();
+    }
+
+    public long length() {
+        return segment.byteSize();
+    }
+
+    /** The registered memory. */
+    public MemorySegment segment() {
+        checkOpen();
+        return segment;
+    }
+
+    public int access() {
+        return access;
+    }
+
+    @Override
+    void release() {
+        Native.call("ibv_dereg_mr", DEREG, mr);
+    }
+}

@@ -1,0 +1,126 @@
+package org.rpcrdma.transport.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.rpcrdma.bindings.NativeErrors;
+import org.rpcrdma.bindings.VerbsInline;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_qp;
+import org.rpcrdma.bindings.ffi.rdmacm.RdmaCm;
+
+/**
+ * An RC {@code ibv_qp} created through rdma_cm ({@link CmId#createQueuePair}); rdma_cm
+ * moves it through INIT/RTR/RTS on connect/accept. Posting allocates nothing: requests come
+ * from a reused {@link SendBatch}/{@link RecvBatch}. libibverbs requires posts to one QP to
+ * be serialized: one thread posts sends, one posts receives (or the caller locks).
+ * Closing it (rdma_destroy_qp) must happen before its CQs and PD are closed.
+ */
+public final class QueuePair extends Resource {
+    private final CmId id;
+    private final ProtectionDomain pd;
+    private final CompletionQueue sendCq;
+    private final CompletionQueue recvCq;
+    private final SharedReceiveQueue srq;
+    private final MemorySegment qp;
+    private final int qpNum;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment badSend;
+    private final MemorySegment badRecv;
+
+    QueuePair(CmId id, ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
+              SharedReceiveQueue srq, MemorySegment qp) {
+        this.id = id;
+        this.pd = pd;
+        this.sendCq = sendCq;
+        this.recvCq = recvCq;
+        this.srq = srq;
+        this.qp = qp.reinterpret(ibv_qp.layout().byteSize());
+        this.qpNum = ibv_qp.qp_num(this.qp);
+        this.badSend = arena.allocate(ValueLayout.ADDRESS);
+        this.badRecv = arena.allocate(ValueLayout.ADDRESS);
+        opened();
+    }
+
+    /** The {@code struct ibv_qp *}. */
+    public MemorySegment handle() {
+        checkOpen();
+        return qp;
+    }
+
+    public int qpNum() {
+        return qpNum;
+    }
+
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    public CompletionQueue sendCq() {
+        return sendCq;
+    }
+
+    public CompletionQueue recvCq() {
+        return recvCq;
+    }
+
+    /** The SRQ receives come from, or null. */
+    public SharedReceiveQueue sharedReceiveQueue() {
+        return srq;
+    }
+
+    /**
+     * Posts every request of {@code batch} as one chain (ibv_post_send).
+     *
+     * @throws PostException naming the first request that was not posted (those before it were)
+     */
+    public void postSend(SendBatch batch) {
+        checkOpen();
+        if (batch.size() == 0) {
+            return;
+        }
+        int rc = VerbsInline.ibvPostSend(qp, batch.first(), badSend);
+        if (rc != 0) {
+            int bad = batch.indexOf(badSend.get(ValueLayout.JAVA_LONG, 0));
+            batch.posted(Math.max(bad, 0));
+            throw new PostException("ibv_post_send", rc, bad);
+        }
+        batch.posted(batch.size());
+    }
+
+    /** Posts every receive of {@code batch} (ibv_post_recv); not for a QP on an SRQ. */
+    public void postRecv(RecvBatch batch) {
+        checkOpen();
+        if (batch.size() == 0) {
+            return;
+        }
+        int rc = VerbsInline.ibvPostRecv(qp, batch.first(), badRecv);
+        if (rc != 0) {
+            throw new PostException("ibv_post_recv", rc, -1);
+        }
+    }
+
+    @Override
+    void release() {
+        try {
+            id.queuePairClosed(this);
+            RdmaCm.rdma_destroy_qp(id.rawHandle());
+        } finally {
+            arena.close();
+        }
+    }
+
+    /** A post failed; {@link #firstUnposted()} is the index in the batch, or -1 if unknown. */
+    public static final class PostException extends org.rpcrdma.bindings.NativeCallException {
+        private static final long serialVersionUID = 1L;
+        private final int firstUnposted;
+
+        PostException(String function, int rc, int firstUnposted) {
+            super(function, Math.abs(rc), NativeErrors.strerror(Math.abs(rc)));
+            this.firstUnposted = firstUnposted;
+        }
+
+        public int firstUnposted() {
+            return firstUnposted;
+        }
+    }
+}

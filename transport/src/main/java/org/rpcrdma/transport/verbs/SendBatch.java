@@ -1,0 +1,212 @@
+package org.rpcrdma.transport.verbs;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_mw_bind_info;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_send_wr;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_sge;
+
+/**
+ * A preallocated chain of {@code ibv_send_wr} (each with room for a fixed number of SGEs),
+ * filled by the adder methods and posted by {@link QueuePair#postSend(SendBatch)}. Reuse it:
+ * {@link #clear()}, add, post. Nothing is allocated after construction. Not thread-safe;
+ * one batch per posting thread. Each adder returns the index of the new work request, and
+ * {@link #addSge} appends a further scatter/gather element to the latest one.
+ */
+public final class SendBatch implements AutoCloseable {
+    private static final long WR_SIZE = ibv_send_wr.layout().byteSize();
+    private static final long SGE_SIZE = ibv_sge.layout().byteSize();
+    private static final long WR_ID = ibv_send_wr.wr_id$offset();
+    private static final long NEXT = ibv_send_wr.next$offset();
+    private static final long SG_LIST = ibv_send_wr.sg_list$offset();
+    private static final long NUM_SGE = ibv_send_wr.num_sge$offset();
+    private static final long OPCODE = ibv_send_wr.opcode$offset();
+    private static final long SEND_FLAGS = ibv_send_wr.send_flags$offset();
+    private static final long IMM = ibv_send_wr.imm_data$offset();
+    private static final long REMOTE_ADDR = ibv_send_wr.wr$offset() + ibv_send_wr.wr.rdma$offset()
+            + ibv_send_wr.wr.rdma.remote_addr$offset();
+    private static final long RKEY = ibv_send_wr.wr$offset() + ibv_send_wr.wr.rdma$offset()
+            + ibv_send_wr.wr.rdma.rkey$offset();
+    private static final long BIND_MW = ibv_send_wr.bind_mw$offset();
+    private static final long BIND_MW_MW = BIND_MW + ibv_send_wr.bind_mw.mw$offset();
+    private static final long BIND_MW_RKEY = BIND_MW + ibv_send_wr.bind_mw.rkey$offset();
+    private static final long BIND_INFO = BIND_MW + ibv_send_wr.bind_mw.bind_info$offset();
+    private static final long BIND_INFO_MR = BIND_INFO + ibv_mw_bind_info.mr$offset();
+    private static final long BIND_INFO_ADDR = BIND_INFO + ibv_mw_bind_info.addr$offset();
+    private static final long BIND_INFO_LENGTH = BIND_INFO + ibv_mw_bind_info.length$offset();
+    private static final long BIND_INFO_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
+
+    /** ibv_send_flags IBV_SEND_SIGNALED: this request produces a completion. */
+    public static final int SIGNALED = IbVerbs.IBV_SEND_SIGNALED();
+    /** ibv_send_flags IBV_SEND_FENCE: wait for earlier RDMA Reads/atomics first. */
+    public static final int FENCE = IbVerbs.IBV_SEND_FENCE();
+    /** ibv_send_flags IBV_SEND_SOLICITED. */
+    public static final int SOLICITED = IbVerbs.IBV_SEND_SOLICITED();
+
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment wrs;
+    private final MemorySegment sges;
+    private final int maxWr;
+    private final int maxSge;
+    private final MemoryWindow[] windows;
+    private final int[] windowRkeys;
+    private int count;
+
+    /** Room for {@code maxWr} chained requests with up to {@code maxSge} SGEs each. */
+    public SendBatch(int maxWr, int maxSge) {
+        if (maxWr <= 0 || maxSge <= 0) {
+            throw new IllegalArgumentException("maxWr " + maxWr + ", maxSge " + maxSge);
+        }
+        this.maxWr = maxWr;
+        this.maxSge = maxSge;
+        this.wrs = arena.allocate(WR_SIZE * maxWr, 8);
+        this.sges = arena.allocate(SGE_SIZE * maxWr * maxSge, 8);
+        this.windows = new MemoryWindow[maxWr];
+        this.windowRkeys = new int[maxWr];
+    }
+
+    /** Empties the batch. */
+    public void clear() {
+        for (int i = 0; i < count; i++) {
+            windows[i] = null;
+        }
+        count = 0;
+    }
+
+    /** Number of requests in the batch. */
+    public int size() {
+        return count;
+    }
+
+    MemorySegment first() {
+        return wrs;
+    }
+
+    /** The index of the request at native address {@code bad}, or -1. */
+    int indexOf(long bad) {
+        long off = bad - wrs.address();
+        return off < 0 || off >= WR_SIZE * count ? -1 : (int) (off / WR_SIZE);
+    }
+
+    /** After a successful post of requests [0, posted): windows take their new rkeys. */
+    void posted(int posted) {
+        for (int i = 0; i < posted; i++) {
+            if (windows[i] != null) {
+                windows[i].rkeyPosted(windowRkeys[i]);
+            }
+        }
+    }
+
+    private long add(long wrId, int opcode, int flags) {
+        if (count == maxWr) {
+            throw new IllegalStateException("batch full (" + maxWr + " requests)");
+        }
+        long base = WR_SIZE * count;
+        for (long o = 0; o < WR_SIZE; o += 8) {
+            wrs.set(ValueLayout.JAVA_LONG, base + o, 0L);
+        }
+        wrs.set(ValueLayout.JAVA_LONG, base + WR_ID, wrId);
+        wrs.set(ValueLayout.JAVA_LONG, base + SG_LIST, sges.address() + SGE_SIZE * maxSge * count);
+        wrs.set(ValueLayout.JAVA_INT, base + OPCODE, opcode);
+        wrs.set(ValueLayout.JAVA_INT, base + SEND_FLAGS, flags);
+        if (count > 0) {
+            wrs.set(ValueLayout.JAVA_LONG, base - WR_SIZE + NEXT, wrs.address() + base);
+        }
+        count++;
+        return base;
+    }
+
+    /** Appends one SGE (lkey, address, length) to the latest request. */
+    public void addSge(int lkey, long address, int length) {
+        if (count == 0) {
+            throw new IllegalStateException("no request to add an SGE to");
+        }
+        long base = WR_SIZE * (count - 1);
+        int n = wrs.get(ValueLayout.JAVA_INT, base + NUM_SGE);
+        if (n == maxSge) {
+            throw new IllegalStateException("request already has " + maxSge + " SGEs");
+        }
+        long sge = SGE_SIZE * ((long) maxSge * (count - 1) + n);
+        sges.set(ValueLayout.JAVA_LONG, sge + ibv_sge.addr$offset(), address);
+        sges.set(ValueLayout.JAVA_INT, sge + ibv_sge.length$offset(), length);
+        sges.set(ValueLayout.JAVA_INT, sge + ibv_sge.lkey$offset(), lkey);
+        wrs.set(ValueLayout.JAVA_INT, base + NUM_SGE, n + 1);
+    }
+
+    private int withSge(int lkey, long address, int length) {
+        if (length > 0) {
+            addSge(lkey, address, length);
+        }
+        return count - 1;
+    }
+
+    /** IBV_WR_SEND of [address, address+length) registered under {@code lkey}. */
+    public int send(long wrId, int lkey, long address, int length, int flags) {
+        add(wrId, IbVerbs.IBV_WR_SEND(), flags);
+        return withSge(lkey, address, length);
+    }
+
+    /** IBV_WR_SEND_WITH_IMM; {@code imm} is put on the wire as given (network order is the caller's). */
+    public int sendWithImm(long wrId, int lkey, long address, int length, int imm, int flags) {
+        long base = add(wrId, IbVerbs.IBV_WR_SEND_WITH_IMM(), flags);
+        wrs.set(ValueLayout.JAVA_INT, base + IMM, imm);
+        return withSge(lkey, address, length);
+    }
+
+    /** IBV_WR_SEND_WITH_INV: the receiver's {@code invalidateRkey} becomes invalid (RFC 8797 section 7). */
+    public int sendWithInvalidate(long wrId, int lkey, long address, int length, int invalidateRkey, int flags) {
+        long base = add(wrId, IbVerbs.IBV_WR_SEND_WITH_INV(), flags);
+        wrs.set(ValueLayout.JAVA_INT, base + IMM, invalidateRkey);
+        return withSge(lkey, address, length);
+    }
+
+    /** IBV_WR_RDMA_WRITE from local memory to the peer's (remoteAddress, rkey). */
+    public int rdmaWrite(long wrId, int lkey, long address, int length, long remoteAddress, int rkey, int flags) {
+        long base = add(wrId, IbVerbs.IBV_WR_RDMA_WRITE(), flags);
+        wrs.set(ValueLayout.JAVA_LONG, base + REMOTE_ADDR, remoteAddress);
+        wrs.set(ValueLayout.JAVA_INT, base + RKEY, rkey);
+        return withSge(lkey, address, length);
+    }
+
+    /** IBV_WR_RDMA_READ from the peer's (remoteAddress, rkey) into local memory. */
+    public int rdmaRead(long wrId, int lkey, long address, int length, long remoteAddress, int rkey, int flags) {
+        long base = add(wrId, IbVerbs.IBV_WR_RDMA_READ(), flags);
+        wrs.set(ValueLayout.JAVA_LONG, base + REMOTE_ADDR, remoteAddress);
+        wrs.set(ValueLayout.JAVA_INT, base + RKEY, rkey);
+        return withSge(lkey, address, length);
+    }
+
+    /** IBV_WR_LOCAL_INV of {@code rkey} (a window's or an MR's). */
+    public int localInvalidate(long wrId, int rkey, int flags) {
+        long base = add(wrId, IbVerbs.IBV_WR_LOCAL_INV(), flags);
+        wrs.set(ValueLayout.JAVA_INT, base + IMM, rkey);
+        return count - 1;
+    }
+
+    /**
+     * IBV_WR_BIND_MW: binds type-2 window {@code mw} to [address, address+length) of
+     * {@code mr} with {@code access} (Access.REMOTE_*), under {@link MemoryWindow#nextRkey()}.
+     * The window reports that rkey once the batch is posted.
+     */
+    public int bindWindow(long wrId, MemoryWindow mw, MemoryRegion mr, long address, long length, int access, int flags) {
+        long base = add(wrId, IbVerbs.IBV_WR_BIND_MW(), flags);
+        int rkey = mw.nextRkey();
+        wrs.set(ValueLayout.ADDRESS, base + BIND_MW_MW, mw.handle());
+        wrs.set(ValueLayout.JAVA_INT, base + BIND_MW_RKEY, rkey);
+        wrs.set(ValueLayout.ADDRESS, base + BIND_INFO_MR, mr.handle());
+        wrs.set(ValueLayout.JAVA_LONG, base + BIND_INFO_ADDR, address);
+        wrs.set(ValueLayout.JAVA_LONG, base + BIND_INFO_LENGTH, length);
+        wrs.set(ValueLayout.JAVA_INT, base + BIND_INFO_ACCESS, access);
+        windows[count - 1] = mw;
+        windowRkeys[count - 1] = rkey;
+        return count - 1;
+    }
+
+    /** Frees the native structures. */
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

@@ -1,0 +1,90 @@
+package org.rpcrdma.transport.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/** 1,000 open/close cycles leave file descriptors, threads and native memory flat. */
+class LeakTest extends VerbsTestBase {
+    private static final int CYCLES = 1000;
+    private static final int CM_EVERY = 10;
+
+    private static long fds() {
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.count();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static long rssKiB() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", ""));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        throw new IllegalStateException("no VmRSS");
+    }
+
+    private static void cycle(String dev, InetAddress ip, int i) {
+        try (Arena arena = Arena.ofConfined();
+             Device d = Device.open(dev);
+             ProtectionDomain pd = d.allocateProtectionDomain();
+             MemoryRegion mr = pd.register(arena.allocate(16384, 4096), Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+             CompletionChannel ch = d.createCompletionChannel();
+             CompletionQueue cq = d.createCompletionQueue(16, ch);
+             WorkCompletions wc = new WorkCompletions(4)) {
+            cq.requestNotify(false);
+            assertEquals(0, cq.poll(wc));
+            assertTrue(mr.lkey() != 0);
+        }
+        if (i % CM_EVERY == 0) {
+            try (EventChannel ec = new EventChannel(); CmId id = ec.createId()) {
+                id.resolveAddress(null, new InetSocketAddress(ip, 20049), 2000);
+                expectEvent(ec, CmEvent.Type.ADDR_RESOLVED);
+            }
+        }
+    }
+
+    @Test
+    void thousandCyclesLeakNothing() {
+        String dev = deviceName();
+        InetAddress ip = deviceAddress();
+        for (int i = 0; i < 50; i++) { // warm up: JIT, class loading, libibverbs' one-time state
+            cycle(dev, ip, i);
+        }
+        System.gc();
+        long fds0 = fds();
+        int threads0 = Thread.activeCount();
+        long rss0 = rssKiB();
+        long start = System.nanoTime();
+        for (int i = 0; i < CYCLES; i++) {
+            cycle(dev, ip, i);
+        }
+        long ms = (System.nanoTime() - start) / 1_000_000;
+        System.gc();
+        long fds1 = fds();
+        int threads1 = Thread.activeCount();
+        long rss1 = rssKiB();
+        System.out.printf("LeakTest: %d cycles (%d with rdma_cm) in %d ms; fds %d -> %d, threads %d -> %d, RSS %d -> %d KiB%n",
+                CYCLES, CYCLES / CM_EVERY, ms, fds0, fds1, threads0, threads1, rss0, rss1);
+        assertEquals(0, LiveResources.total(), () -> "left open: " + LiveResources.snapshot());
+        assertTrue(Math.abs(fds1 - fds0) <= 2, "fds " + fds0 + " -> " + fds1);
+        assertTrue(Math.abs(threads1 - threads0) <= 1, "threads " + threads0 + " -> " + threads1);
+        // a leak of even one 16 KiB MR, a CQ ring or a context per cycle would be > 16 MiB
+        assertTrue(rss1 - rss0 < 16 * 1024, "RSS grew " + (rss1 - rss0) + " KiB");
+    }
+}
