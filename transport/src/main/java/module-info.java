@@ -4,4 +4,5 @@ module org.rpcrdma.transport {
     exports org.rpcrdma.transport;
     exports org.rpcrdma.transport.wire;
     exports org.rpcrdma.transport.verbs;
+    exports org.rpcrdma.transport.rpc;
 }
