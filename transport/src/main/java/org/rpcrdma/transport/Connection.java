@@ -13,6 +13,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.transport.core.CreditAccount;
 import org.rpcrdma.transport.core.Direction;
+import org.rpcrdma.transport.core.Events;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.core.ReceivePool;
 import org.rpcrdma.transport.core.RpcRdmaStats;
@@ -104,6 +105,7 @@ public final class Connection implements AutoCloseable {
             sendBuffers[i] = sendMemory.asSlice((long) i * params.sendInline(), params.sendInline());
         }
         this.rxHeader = RpcRdmaHeader.forInlineThreshold(params.receiveInline());
+        Events.state(name, "OPEN", "inline " + params.sendInline() + "/" + params.receiveInline());
     }
 
     /** Binds the hardware and posts the initial receives. Called once by the endpoint. */
@@ -242,11 +244,17 @@ public final class Connection implements AutoCloseable {
             return p.future;
         }
         p.xid = Xdr.getInt(rpcCall, 0);
-        boolean now = credits.acquire(p);
-        if (!now) {
-            synchronized (creditWaiters) {
-                creditWaiters.add(p);
-            }
+        if (credits.tryAcquire()) {
+            p.run();
+            return p.future;
+        }
+        Events.CreditWait w = new Events.CreditWait();
+        w.begin();
+        p.waitEvent = w;
+        synchronized (creditWaiters) {
+            creditWaiters.add(p); // before acquire: run() removes it, on whichever thread
+        }
+        if (!credits.acquire(p)) {
             p.copyForLater(); // the caller may reuse its segment once call() returns
         }
         return p.future;
@@ -274,8 +282,22 @@ public final class Connection implements AutoCloseable {
         int xid;
         final long started = System.nanoTime();
 
+        final Events.Call event = new Events.Call();
+        Events.CreditWait waitEvent;
+
         Pending(MemorySegment m) {
             this.message = m;
+            event.begin();
+            future.whenComplete((r, t) -> {
+                event.end();
+                if (event.shouldCommit()) {
+                    event.connection = name;
+                    event.direction = own.name();
+                    event.xid = xid;
+                    event.outcome = t == null ? "reply" : t.getClass().getSimpleName();
+                    event.commit();
+                }
+            });
         }
 
         void copyForLater() {
@@ -289,6 +311,13 @@ public final class Connection implements AutoCloseable {
         public void run() {
             synchronized (creditWaiters) {
                 creditWaiters.remove(this);
+            }
+            Events.CreditWait w = waitEvent;
+            if (w != null && w.shouldCommit()) {
+                w.connection = name;
+                w.direction = own.name();
+                w.window = credits.window();
+                w.commit();
             }
             if (state != State.OPEN) {
                 credits.release();
@@ -623,6 +652,7 @@ public final class Connection implements AutoCloseable {
             lossCause = cause;
         }
         stats.connectionsLost.increment();
+        Events.state(name, "LOST", String.valueOf(cause));
         LOG.log(Level.DEBUG, "{0}: connection lost: {1}", name, String.valueOf(cause));
         failAll(new ConnectionLostException(name + ": connection lost"
                 + (cause == null ? "" : ": " + cause.getMessage()), cause));
