@@ -80,7 +80,16 @@ class EndpointVerbsTest {
         Connection c = client.connection();
         assertEquals(2048, c.sendInlineThreshold());
         assertEquals(2048, c.receiveInlineThreshold());
-        assertArrayEquals(new byte[0], results(c.call(callMsg(1, 100, new byte[0])).get(10, TimeUnit.SECONDS)));
+        CompletableFuture<ReceivedMessage> first = c.call(callMsg(1, 100, new byte[0]));
+        try {
+            first.get(10, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            Connection sc = serverConn.get();
+            fail("no reply: client " + c.stats() + " posted " + c.postedReceives() + " / server "
+                    + (sc == null ? "none" : sc.stats() + " posted " + sc.postedReceives() + " open " + sc.isOpen())
+                    + " client open " + c.isOpen());
+        }
+        assertArrayEquals(new byte[0], results(first.get()));
         byte[] big = new byte[1900];
         new java.util.Random(1).nextBytes(big);
         assertArrayEquals(big, results(c.call(callMsg(2, 100, big)).get(10, TimeUnit.SECONDS)));
@@ -143,6 +152,28 @@ class EndpointVerbsTest {
             ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
             assertInstanceOf(ConnectionLostException.class, e.getCause());
         }
+    }
+
+    @Test
+    void connectCloseCyclesLeaveResourcesAndThreadsFlat() throws Exception {
+        InetAddress ip = deviceAddress();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), RpcRdmaOptions.defaults(), echo(), null);
+        InetSocketAddress to = new InetSocketAddress(ip, server.port());
+        int cycles = Integer.getInteger("rpcrdma.cycles", 300);
+        int threadsBefore = 0;
+        for (int i = 0; i < cycles; i++) {
+            try (RpcRdmaClient c = RpcRdmaClient.connect(to, RpcRdmaOptions.defaults())) {
+                c.connection().call(callMsg(i, 1, new byte[0])).get(10, TimeUnit.SECONDS).release();
+            }
+            if (i == 9) {
+                Thread.sleep(200);
+                threadsBefore = Thread.activeCount();
+            }
+        }
+        assertTrue(waitFor(() -> server.connections().isEmpty()), "server still holds " + server.connections().size());
+        Thread.sleep(300);
+        assertTrue(Thread.activeCount() <= threadsBefore + 2,
+                "threads grew from " + threadsBefore + " to " + Thread.activeCount());
     }
 
     private static boolean waitFor(java.util.function.BooleanSupplier p) throws InterruptedException {
