@@ -1,0 +1,14 @@
+package org.rpcrdma.transport;
+
+/**
+ * A server tried a backward call on a connection whose client has not enabled its
+ * backchannel (RFC 8167 §5.2: a requester must not send backward calls until the peer is
+ * ready, or the peer may drop the connection). Thrown at once; nothing is sent.
+ */
+public final class BackchannelNotEnabledException extends RpcRdmaException {
+    private static final long serialVersionUID = 1L;
+
+    public BackchannelNotEnabledException(String message) {
+        super(message);
+    }
+}

@@ -1,0 +1,724 @@
+package org.rpcrdma.transport;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.System.Logger.Level;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.rpcrdma.transport.core.CreditAccount;
+import org.rpcrdma.transport.core.Direction;
+import org.rpcrdma.transport.core.Events;
+import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.core.ReceivePool;
+import org.rpcrdma.transport.core.RpcRdmaStats;
+import org.rpcrdma.transport.core.SendContextRing;
+import org.rpcrdma.transport.core.XidTable;
+import org.rpcrdma.transport.wire.OncRpc;
+import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcRdmaDecoder;
+import org.rpcrdma.transport.wire.RpcRdmaEncoder;
+import org.rpcrdma.transport.wire.RpcRdmaHeader;
+import org.rpcrdma.transport.wire.RpcRdmaProtocolException;
+import org.rpcrdma.transport.wire.Xdr;
+
+/**
+ * One RPC-over-RDMA v1 connection, both directions on one RC QP (RFC 8166, RFC 8167).
+ *
+ * <p>On the client (connection initiator) {@link #call} sends forward calls and an enabled
+ * backchannel handler serves backward calls; on the server {@link #call} sends backward
+ * calls and the endpoint's handler serves forward calls. Each direction has its own
+ * {@link CreditAccount} and {@link XidTable}; receives come from one {@link ReceivePool}
+ * shared by both directions, kept at (our outstanding calls + credits granted to the peer)
+ * posted buffers (RFC 8167 §4.2–4.3). Messages are inline RDMA_MSG, copied into a
+ * pre-registered send-context buffer (no chunks yet: larger messages fail the call).
+ *
+ * <p>Threading: {@code on*} completion methods are called by one completion thread;
+ * {@link #call}, {@link IncomingCall#reply} and {@link #close} may be called from any
+ * thread. Sends are serialised by one lock so they are posted in send-context order.
+ */
+public final class Connection implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Connection.class.getName());
+
+    /** ONC RPC program a client calls to tell our server its backchannel is ready. */
+    public static final int BACKCHANNEL_CONTROL_PROGRAM = 0x40524442; // "@RDB", user-defined range
+
+    /** Immutable per-connection parameters, fixed after private-data negotiation. */
+    record Params(boolean client, int sendInline, int receiveInline, int ownCallCredits, int grantToPeer,
+            boolean remoteInvalidation, int signalEvery) {
+        Params {
+            if (sendInline < RpcRdma.INLINE_MSG_HEADER_BYTES + 8 || receiveInline < RpcRdma.INLINE_MSG_HEADER_BYTES + 8) {
+                throw new IllegalArgumentException("inline thresholds too small");
+            }
+            if (ownCallCredits < 1 || grantToPeer < 0) {
+                throw new IllegalArgumentException("credits out of range");
+            }
+        }
+    }
+
+    private enum State { OPEN, CLOSING, LOST }
+
+    private final Params params;
+    private final RpcRdmaStats stats;
+    private final Direction own;
+    private final CreditAccount credits;
+    private final XidTable<Pending> pending;
+    private final ReceivePool receives;
+    private final SendContextRing ring;
+    private final MemorySegment[] sendBuffers;
+    private final RpcRdmaHeader rxHeader;
+    private final Object sendLock = new Object();
+    private final ArrayDeque<Outbound> sendQueue = new ArrayDeque<>();
+    private final ArrayDeque<Pending> creditWaiters = new ArrayDeque<>();
+    private final AtomicInteger peerOutstanding = new AtomicInteger();
+    private final AtomicInteger peerHighWater = new AtomicInteger();
+    private final String name;
+    private volatile CallHandler handler;
+    private volatile boolean backchannelReady;
+    private volatile State state = State.OPEN;
+    private volatile Throwable lossCause;
+    private Link link;
+
+    /**
+     * @param sendMemory    registered memory for {@code ring size * sendInline} bytes
+     * @param receiveMemory registered memory for {@code receive count * receiveInline} bytes
+     */
+    Connection(String name, Params params, int receiveCount, int receiveBatch, int sendContexts,
+            MemorySegment sendMemory, MemorySegment receiveMemory, RpcRdmaStats stats) {
+        this.name = name;
+        this.params = params;
+        this.stats = stats;
+        this.own = Direction.ofOwnCalls(params.client());
+        this.credits = new CreditAccount(own, params.ownCallCredits(), stats);
+        this.pending = new XidTable<>(own, params.ownCallCredits(),
+                own == Direction.FORWARD ? stats.unmatchedForwardReplies::add : stats.unmatchedBackwardReplies::add);
+        this.receives = new ReceivePool(receiveMemory, receiveCount, params.receiveInline(), receiveBatch,
+                this::postReceives, stats);
+        this.ring = new SendContextRing(sendContexts, Math.min(params.signalEvery(), sendContexts), stats);
+        this.sendBuffers = new MemorySegment[sendContexts];
+        for (int i = 0; i < sendContexts; i++) {
+            sendBuffers[i] = sendMemory.asSlice((long) i * params.sendInline(), params.sendInline());
+        }
+        this.rxHeader = RpcRdmaHeader.forInlineThreshold(params.receiveInline());
+        Events.state(name, "OPEN", "inline " + params.sendInline() + "/" + params.receiveInline());
+    }
+
+    /** Binds the hardware and posts the initial receives. Called once by the endpoint. */
+    void start(Link link) {
+        this.link = link;
+        receives.replenish(requiredReceives());
+    }
+
+    private void postReceives(int[] slots, int count) {
+        link.postReceives(slots, count);
+    }
+
+    // ---- public API ----
+
+    /** Whether this side initiated the connection (client). */
+    public boolean isClient() {
+        return params.client();
+    }
+
+    /** Negotiated inline threshold for messages this side sends (RFC 8797 §4). */
+    public int sendInlineThreshold() {
+        return params.sendInline();
+    }
+
+    /** Negotiated inline threshold for messages this side receives. */
+    public int receiveInlineThreshold() {
+        return params.receiveInline();
+    }
+
+    /** Whether the peer accepts Send With Invalidate (RFC 8797 §4.3). */
+    public boolean remoteInvalidation() {
+        return params.remoteInvalidation();
+    }
+
+    public RpcRdmaStats stats() {
+        return stats;
+    }
+
+    /** Credits the peer granted for our calls (the current window). */
+    public int ownCallWindow() {
+        return credits.window();
+    }
+
+    /** Most of our calls ever outstanding at once. */
+    public int ownCallHighWater() {
+        return credits.highWater();
+    }
+
+    /** Most peer calls ever outstanding at once, counted on receipt (the responder's own count). */
+    public int peerCallHighWater() {
+        return peerHighWater.get();
+    }
+
+    /** Receive-pool buffer {@code slot} (the link writes received bytes here). */
+    MemorySegment receiveBuffer(int slot) {
+        return receives.buffer(slot);
+    }
+
+    /** Receive-pool buffer address for the verbs link's SGE. */
+    long receiveAddress(int slot) {
+        return receives.address(slot);
+    }
+
+    public int postedReceives() {
+        return receives.posted();
+    }
+
+    public boolean isOpen() {
+        return state == State.OPEN;
+    }
+
+    /**
+     * Client only: serve backward calls with {@code handler} and grant the server
+     * {@code credits} backward credits (RFC 8167 §5.2). Tells our server through the
+     * backchannel control program; a foreign server learns it from the upper layer.
+     */
+    public CompletableFuture<Void> enableBackchannel(CallHandler handler) {
+        if (!params.client()) {
+            throw new IllegalStateException("only the client enables a backchannel");
+        }
+        if (params.grantToPeer() < 1) {
+            throw new IllegalStateException("connection was opened with 0 backward credits");
+        }
+        this.handler = handler;
+        MemorySegment msg = Arena.ofAuto().allocate(40);
+        int xid = (int) System.nanoTime();
+        int[] words = {xid, OncRpc.CALL, OncRpc.RPC_VERSION, BACKCHANNEL_CONTROL_PROGRAM, 1, 0, 0, 0, 0, 0};
+        for (int i = 0; i < words.length; i++) {
+            Xdr.putInt(msg, i * 4L, words[i]);
+        }
+        return call(msg).thenAccept(ReceivedMessage::release);
+    }
+
+    /** Server side: the serving handler (set by the endpoint). */
+    void handler(CallHandler h) {
+        this.handler = h;
+    }
+
+    /**
+     * Server only: the upper layer learned that the client is ready for backward calls
+     * (e.g. NFSv4.1 CREATE_SESSION with a back channel).
+     */
+    public void markBackchannelReady() {
+        if (params.client()) {
+            throw new IllegalStateException("only a server sends backward calls");
+        }
+        backchannelReady = true;
+    }
+
+    /**
+     * Sends an RPC call (bytes from its XID on; msg_type must be CALL) in this side's call
+     * direction. The future completes with the reply (release it), or exceptionally with
+     * {@link ConnectionLostException}, {@link RdmaErrorException} or {@link RpcRdmaException}.
+     * Calls beyond the credit window wait; the segment must stay valid until the call
+     * completes or is sent.
+     *
+     * @throws BackchannelNotEnabledException on a server whose client has not enabled its backchannel
+     */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall) {
+        if (!params.client() && !backchannelReady) {
+            throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
+                    + " backward call not sent");
+        }
+        Pending p = new Pending(rpcCall);
+        if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
+            p.future.completeExceptionally(new IllegalArgumentException("not an ONC RPC CALL message"));
+            return p.future;
+        }
+        if (RpcRdma.INLINE_MSG_HEADER_BYTES + rpcCall.byteSize() > params.sendInline()) {
+            p.future.completeExceptionally(new RpcRdmaException("call of " + rpcCall.byteSize()
+                    + " bytes exceeds the send inline threshold " + params.sendInline() + " (chunks not supported)"));
+            return p.future;
+        }
+        if (state != State.OPEN) {
+            p.future.completeExceptionally(new ConnectionLostException(name + ": connection not open", lossCause));
+            return p.future;
+        }
+        p.xid = Xdr.getInt(rpcCall, 0);
+        if (credits.tryAcquire()) {
+            p.run();
+            return p.future;
+        }
+        Events.CreditWait w = new Events.CreditWait();
+        w.begin();
+        p.waitEvent = w;
+        synchronized (creditWaiters) {
+            creditWaiters.add(p); // before acquire: run() removes it, on whichever thread
+        }
+        if (!credits.acquire(p)) {
+            p.copyForLater(); // the caller may reuse its segment once call() returns
+        }
+        return p.future;
+    }
+
+    /** Blocking form of {@link #call}. */
+    public ReceivedMessage callAndWait(MemorySegment rpcCall, long timeout, TimeUnit unit)
+            throws InterruptedException, TimeoutException {
+        try {
+            return call(rpcCall).get(timeout, unit);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new RpcRdmaException("call failed", e.getCause());
+        }
+    }
+
+    // ---- send path ----
+
+    /** A call of ours from issue to reply. Runs as the credit-granted continuation. */
+    private final class Pending implements Runnable {
+        final CompletableFuture<ReceivedMessage> future = new CompletableFuture<>();
+        MemorySegment message;
+        int xid;
+        final long started = System.nanoTime();
+
+        final Events.Call event = new Events.Call();
+        Events.CreditWait waitEvent;
+
+        Pending(MemorySegment m) {
+            this.message = m;
+            event.begin();
+            future.whenComplete((r, t) -> {
+                event.end();
+                if (event.shouldCommit()) {
+                    event.connection = name;
+                    event.direction = own.name();
+                    event.xid = xid;
+                    event.outcome = t == null ? "reply" : t.getClass().getSimpleName();
+                    event.commit();
+                }
+            });
+        }
+
+        void copyForLater() {
+            synchronized (this) {
+                MemorySegment copy = MemorySegment.ofArray(message.toArray(ValueLayout.JAVA_BYTE));
+                message = copy;
+            }
+        }
+
+        @Override
+        public void run() {
+            synchronized (creditWaiters) {
+                creditWaiters.remove(this);
+            }
+            Events.CreditWait w = waitEvent;
+            if (w != null && w.shouldCommit()) {
+                w.connection = name;
+                w.direction = own.name();
+                w.window = credits.window();
+                w.commit();
+            }
+            if (state != State.OPEN) {
+                credits.release();
+                future.completeExceptionally(new ConnectionLostException(name + ": connection lost", lossCause));
+                return;
+            }
+            try {
+                pending.put(xid, this);
+            } catch (IllegalStateException e) {
+                credits.release();
+                future.completeExceptionally(new RpcRdmaException(e.getMessage()));
+                return;
+            }
+            // A receive for the reply must be posted before the call goes out (rnr_retry 0).
+            receives.replenish(requiredReceives());
+            MemorySegment m;
+            synchronized (this) {
+                m = message;
+            }
+            send(Outbound.rdmaMsg(xid, requestCredits(), m));
+            stats.callsSent.increment();
+        }
+    }
+
+    /** The rdma_credit of a call is our request for credits (RFC 8166 §3.3.1). */
+    private int requestCredits() {
+        return credits.max();
+    }
+
+    private int requiredReceives() {
+        return credits.outstanding() + params.grantToPeer();
+    }
+
+    /** One message waiting for a send context. */
+    private record Outbound(int kind, int xid, int credit, MemorySegment rpc, int errVersOrChunk) {
+        static final int MSG = 0;
+        static final int ERROR = 1;
+
+        static Outbound rdmaMsg(int xid, int credit, MemorySegment rpc) {
+            return new Outbound(MSG, xid, credit, rpc, 0);
+        }
+
+        static Outbound error(int xid, int credit, int err) {
+            return new Outbound(ERROR, xid, credit, null, err);
+        }
+    }
+
+    private void send(Outbound o) {
+        synchronized (sendLock) {
+            if (sendQueue.isEmpty()) {
+                int slot = ring.tryAcquire();
+                if (slot >= 0) {
+                    fillAndPost(slot, o);
+                    return;
+                }
+            }
+            sendQueue.add(o.kind == Outbound.MSG && o.rpc.isNative()
+                    ? Outbound.rdmaMsg(o.xid, o.credit, MemorySegment.ofArray(o.rpc.toArray(ValueLayout.JAVA_BYTE)))
+                    : o);
+        }
+    }
+
+    private void pumpSends() {
+        synchronized (sendLock) {
+            while (!sendQueue.isEmpty()) {
+                int slot = ring.tryAcquire();
+                if (slot < 0) {
+                    return;
+                }
+                fillAndPost(slot, sendQueue.poll());
+            }
+        }
+    }
+
+    /** Caller holds sendLock, so slots are posted in ring order. */
+    private void fillAndPost(int slot, Outbound o) {
+        MemorySegment buf = sendBuffers[slot];
+        int len;
+        if (o.kind == Outbound.MSG) {
+            int h = RpcRdmaEncoder.encodeInlineMsg(buf, 0, o.xid, o.credit);
+            MemorySegment.copy(o.rpc, 0, buf, h, o.rpc.byteSize());
+            len = h + (int) o.rpc.byteSize();
+        } else if (o.errVersOrChunk == RpcRdma.ERR_VERS) {
+            len = RpcRdmaEncoder.encodeErrVers(buf, 0, o.xid, o.credit);
+            stats.errVersSent.increment();
+        } else {
+            len = RpcRdmaEncoder.encodeErrChunk(buf, 0, o.xid, o.credit);
+            stats.errChunkSent.increment();
+        }
+        boolean signalled = ring.shouldSignal();
+        if (signalled) {
+            stats.sendsSignalled.increment();
+        }
+        try {
+            link.postSend(slot, buf, len, signalled);
+        } catch (RuntimeException e) {
+            lost(e);
+        }
+    }
+
+    // ---- completion path (one completion thread) ----
+
+    /** A signalled Send completed: its context and all older ones are free. */
+    public void onSendCompleted(int slot) {
+        if (state == State.LOST) {
+            return; // the ring was reset when the connection was lost
+        }
+        ring.completed(slot);
+        pumpSends();
+    }
+
+    /** A receive completed with {@code length} bytes in pool buffer {@code slot}. */
+    public void onReceive(int slot, int length) {
+        if (state == State.LOST) {
+            return; // buffers were reclaimed when the connection was lost
+        }
+        MemorySegment buf = receives.completed(slot);
+        boolean keep = false;
+        try {
+            // ORDER: repost before handling, so that a reply we send (which lets the peer
+            // send another message) never finds fewer receives posted than credits granted.
+            receives.replenish(requiredReceives());
+            keep = dispatch(slot, buf, length);
+        } finally {
+            if (!keep) {
+                receives.release(slot);
+            }
+            if (state == State.OPEN || state == State.CLOSING) {
+                try {
+                    receives.replenish(requiredReceives());
+                } catch (RuntimeException e) {
+                    lost(e);
+                }
+            }
+        }
+    }
+
+    /** A posted receive came back flushed (QP in error): the connection is gone. */
+    public void onReceiveFlushed(int slot) {
+        if (state != State.LOST) {
+            receives.flushed(slot);
+        }
+        lost(new RpcRdmaException("receive flushed"));
+    }
+
+    /** Returns true if the buffer was handed on (released later). */
+    private boolean dispatch(int slot, MemorySegment buf, int length) {
+        RpcRdmaHeader h = rxHeader;
+        try {
+            RpcRdmaDecoder.decode(buf, 0, length, h);
+        } catch (RpcRdmaProtocolException e) {
+            stats.badHeaders.increment();
+            switch (e.response()) {
+                case ERR_VERS -> send(Outbound.error(e.xid(), params.grantToPeer(), RpcRdma.ERR_VERS));
+                case ERR_CHUNK -> send(Outbound.error(e.xid(), params.grantToPeer(), RpcRdma.ERR_CHUNK));
+                case DROP_CONNECTION -> {
+                    LOG.log(Level.WARNING, "{0}: dropping connection: {1}", name, e.getMessage());
+                    lost(new RpcRdmaException("peer sent a malformed header: " + e.getMessage(), e));
+                }
+            }
+            return false;
+        }
+        switch (h.proc()) {
+            case RpcRdma.RDMA_ERROR -> {
+                stats.rdmaErrorsReceived.increment();
+                Pending p = pending.match(h.xid());
+                if (p != null) {
+                    credits.release();
+                    p.future.completeExceptionally(new RdmaErrorException(h.xid(), h.errorCode(), h.versLow(), h.versHigh()));
+                }
+                return false;
+            }
+            case RpcRdma.RDMA_MSG, RpcRdma.RDMA_MSGP -> {
+                return dispatchInline(slot, buf, h);
+            }
+            case RpcRdma.RDMA_NOMSG -> {
+                // No inline RPC header: the direction can't be told, so rdma_credit is not
+                // used (RFC 8167 §4.1). We take no chunks yet: ERR_CHUNK.
+                stats.creditsIgnored.increment();
+                send(Outbound.error(h.xid(), params.grantToPeer(), RpcRdma.ERR_CHUNK));
+                return false;
+            }
+            default -> {
+                return false; // RDMA_DONE: nothing to do without Reply chunks
+            }
+        }
+    }
+
+    private boolean dispatchInline(int slot, MemorySegment buf, RpcRdmaHeader h) {
+        long off = h.messageOffset();
+        int len = h.messageLength();
+        int type = h.rpcMsgType();
+        if (type == RpcRdma.RPC_REPLY) {
+            stats.repliesReceived.increment();
+            // A Reply's rdma_credit is a grant for our direction (RFC 8166 §3.3.3).
+            credits.grant(h.credit());
+            Pending p = pending.match(h.rpcXid());
+            if (p == null) {
+                return false;
+            }
+            credits.release();
+            if (!h.hasNoChunks()) {
+                p.future.completeExceptionally(new RpcRdmaException("reply uses chunks we never offered"));
+                return false;
+            }
+            p.future.complete(new ReceivedMessage(buf.asSlice(off, len), () -> receives.release(slot)));
+            return true;
+        }
+        if (type != RpcRdma.RPC_CALL) {
+            stats.badHeaders.increment();
+            return false;
+        }
+        stats.callsReceived.increment();
+        // A Call's rdma_credit is the peer's request, not a grant: it does not touch our account.
+        if (!h.hasNoChunks()) {
+            // Chunks are not supported here yet, in either direction (RFC 8166 §4.5.2).
+            send(Outbound.error(h.xid(), params.grantToPeer(), RpcRdma.ERR_CHUNK));
+            return false;
+        }
+        CallHandler hd = handler;
+        if (params.client() && hd == null) {
+            LOG.log(Level.WARNING, "{0}: backward call while backchannel disabled, dropped", name);
+            stats.creditViolations.increment();
+            return false;
+        }
+        int now = peerOutstanding.incrementAndGet();
+        peerHighWater.accumulateAndGet(now, Math::max);
+        if (now > params.grantToPeer()) {
+            // The peer exceeded the credits we granted: a conforming peer never does.
+            stats.creditViolations.increment();
+            peerOutstanding.decrementAndGet();
+            lost(new RpcRdmaException("peer exceeded its " + params.grantToPeer() + " credits"));
+            return false;
+        }
+        if (!params.client() && len >= 16 && Xdr.getInt(buf, off + 12) == BACKCHANNEL_CONTROL_PROGRAM) {
+            backchannelReady = true;
+            replyControl(h.rpcXid());
+            return false;
+        }
+        if (hd == null) {
+            peerOutstanding.decrementAndGet();
+            return false;
+        }
+        Incoming in = new Incoming(h.rpcXid(), new ReceivedMessage(buf.asSlice(off, len), () -> receives.release(slot)));
+        try {
+            hd.handle(in);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, name + ": call handler threw", e);
+        }
+        return true;
+    }
+
+    private void replyControl(int xid) {
+        MemorySegment r = MemorySegment.ofArray(new byte[24]);
+        int[] w = {xid, OncRpc.REPLY, OncRpc.MSG_ACCEPTED, OncRpc.AUTH_NONE, 0, OncRpc.SUCCESS};
+        for (int i = 0; i < w.length; i++) {
+            Xdr.putInt(r, i * 4L, w[i]);
+        }
+        sendReply(xid, r);
+    }
+
+    private void sendReply(int xid, MemorySegment rpcReply) {
+        if (RpcRdma.INLINE_MSG_HEADER_BYTES + rpcReply.byteSize() > params.sendInline()) {
+            throw new RpcRdmaException("reply of " + rpcReply.byteSize() + " bytes exceeds the send inline threshold");
+        }
+        peerOutstanding.decrementAndGet();
+        if (state == State.LOST) {
+            return;
+        }
+        // A Reply's rdma_credit grants the peer credits for its direction (RFC 8166 §3.3.3).
+        send(Outbound.rdmaMsg(xid, params.grantToPeer(), rpcReply));
+        stats.repliesSent.increment();
+    }
+
+    private final class Incoming implements IncomingCall {
+        private final int xid;
+        private final ReceivedMessage msg;
+        private boolean replied;
+
+        Incoming(int xid, ReceivedMessage msg) {
+            this.xid = xid;
+            this.msg = msg;
+        }
+
+        @Override
+        public ReceivedMessage message() {
+            return msg;
+        }
+
+        @Override
+        public int xid() {
+            return xid;
+        }
+
+        @Override
+        public Connection connection() {
+            return Connection.this;
+        }
+
+        @Override
+        public void reply(MemorySegment rpcReply) {
+            synchronized (this) {
+                if (replied) {
+                    throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
+                }
+                replied = true;
+            }
+            try {
+                if (rpcReply.byteSize() < 8 || Xdr.getInt(rpcReply, 0) != xid) {
+                    throw new IllegalArgumentException("reply XID does not match call 0x" + Integer.toHexString(xid));
+                }
+                sendReply(xid, rpcReply);
+            } finally {
+                msg.release();
+            }
+        }
+    }
+
+    // ---- loss and close ----
+
+    /** The link reports the connection gone (CM disconnect, async error, flushed completion). */
+    public void onLinkLost(Throwable cause) {
+        lost(cause);
+    }
+
+    private void lost(Throwable cause) {
+        synchronized (this) {
+            if (state == State.LOST) {
+                return;
+            }
+            state = State.LOST;
+            lossCause = cause;
+        }
+        stats.connectionsLost.increment();
+        Events.state(name, "LOST", String.valueOf(cause));
+        LOG.log(Level.DEBUG, "{0}: connection lost: {1}", name, String.valueOf(cause));
+        failAll(new ConnectionLostException(name + ": connection lost"
+                + (cause == null ? "" : ": " + cause.getMessage()), cause));
+        Link l = link;
+        if (l != null) {
+            l.disconnect();
+        }
+        receives.reclaimAllPosted();
+        ring.reset();
+        synchronized (sendLock) {
+            sendQueue.clear();
+        }
+    }
+
+    private void failAll(ConnectionLostException e) {
+        List<Pending> ps = pending.removeAll();
+        for (Pending p : ps) {
+            credits.release();
+            p.future.completeExceptionally(e);
+        }
+        List<Pending> waiting;
+        synchronized (creditWaiters) {
+            waiting = List.copyOf(creditWaiters);
+            creditWaiters.clear();
+        }
+        for (Pending p : waiting) {
+            credits.cancel(p);
+            p.future.completeExceptionally(e);
+        }
+    }
+
+    /** Outstanding calls of ours (waiting for a reply). */
+    public int outstandingCalls() {
+        return pending.size();
+    }
+
+    /**
+     * Drains: refuses new calls, waits up to {@code timeout} for outstanding calls, then
+     * fails what is left and disconnects.
+     */
+    public void close(long timeout, TimeUnit unit) {
+        synchronized (this) {
+            if (state == State.OPEN) {
+                state = State.CLOSING;
+            }
+        }
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (pending.size() + credits.waiting() > 0 && System.nanoTime() < deadline && state != State.LOST) {
+            Thread.onSpinWait();
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        lost(new RpcRdmaException("closed"));
+    }
+
+    @Override
+    public void close() {
+        close(5, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public String toString() {
+        return name;
+    }
+}

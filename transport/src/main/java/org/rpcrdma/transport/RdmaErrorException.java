@@ -1,0 +1,28 @@
+package org.rpcrdma.transport;
+
+import org.rpcrdma.transport.wire.RpcRdma;
+
+/** The responder answered a call with RDMA_ERROR (RFC 8166 §4.5). */
+public final class RdmaErrorException extends RpcRdmaException {
+    private static final long serialVersionUID = 1L;
+    private final int errorCode;
+
+    public RdmaErrorException(int xid, int errorCode, int versLow, int versHigh) {
+        super(describe(xid, errorCode, versLow, versHigh));
+        this.errorCode = errorCode;
+    }
+
+    private static String describe(int xid, int code, int low, int high) {
+        String x = "call xid 0x" + Integer.toHexString(xid) + " answered with RDMA_ERROR ";
+        return switch (code) {
+            case RpcRdma.ERR_VERS -> x + "ERR_VERS (peer supports versions " + low + ".." + high + ")";
+            case RpcRdma.ERR_CHUNK -> x + "ERR_CHUNK (peer could not process the chunk lists)";
+            default -> x + "code " + code;
+        };
+    }
+
+    /** {@code RpcRdma.ERR_VERS} or {@code RpcRdma.ERR_CHUNK}. */
+    public int errorCode() {
+        return errorCode;
+    }
+}

@@ -1,0 +1,176 @@
+package org.rpcrdma.transport;
+
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.rpcrdma.transport.core.RpcRdmaStats;
+import org.rpcrdma.transport.verbs.CmEvent;
+import org.rpcrdma.transport.verbs.CmId;
+import org.rpcrdma.transport.verbs.ConnectionParameters;
+import org.rpcrdma.transport.verbs.EventChannel;
+import org.rpcrdma.transport.wire.ConnectPrivate;
+import org.rpcrdma.transport.wire.ConnectSettings;
+
+/**
+ * The server endpoint: listens through rdma_cm, accepts each connection with RFC 8797
+ * private data (after creating its QP and posting its receives, so the client's first call
+ * always finds one), and serves forward calls with one {@link CallHandler}. Each accepted
+ * {@link Connection} can send backward calls once its client enabled its backchannel.
+ */
+public final class RpcRdmaServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(RpcRdmaServer.class.getName());
+    private static final AtomicInteger GENERATION = new AtomicInteger(1 << 20);
+
+    private record Accepted(CmId id, VerbsLink link, Connection connection) {}
+
+    private final RpcRdmaOptions options;
+    private final CallHandler handler;
+    private final Consumer<Connection> onConnect;
+    private final EventChannel events = new EventChannel();
+    private final CmId listener;
+    private final Map<Long, Accepted> byId = new ConcurrentHashMap<>();
+    private final List<Connection> connections = new CopyOnWriteArrayList<>();
+    private final RpcRdmaStats stats = new RpcRdmaStats();
+    private final Thread cmThread;
+    private volatile boolean closing;
+
+    private RpcRdmaServer(InetSocketAddress bind, RpcRdmaOptions o, CallHandler handler, Consumer<Connection> onConnect) {
+        this.options = o;
+        this.handler = handler;
+        this.onConnect = onConnect;
+        CmId l = null;
+        try {
+            l = events.createId();
+            l.bind(bind);
+            l.listen(64);
+        } catch (RuntimeException e) {
+            if (l != null) {
+                l.close();
+            }
+            events.close();
+            throw e;
+        }
+        this.listener = l;
+        this.cmThread = Thread.ofPlatform().daemon().name("rpcrdma-server-cm").start(this::run);
+    }
+
+    /**
+     * Listens on {@code bind} (use port 0 for any free port; see {@link #port()}).
+     *
+     * @param onConnect called with each new connection before its first call is served (may be null)
+     */
+    public static RpcRdmaServer listen(InetSocketAddress bind, RpcRdmaOptions o, CallHandler handler,
+            Consumer<Connection> onConnect) {
+        return new RpcRdmaServer(bind, o, handler, onConnect);
+    }
+
+    public int port() {
+        return listener.localPort();
+    }
+
+    /** Connections currently open. */
+    public List<Connection> connections() {
+        return List.copyOf(connections);
+    }
+
+    /** Counters summed over all connections (each connection also has its own). */
+    public RpcRdmaStats stats() {
+        return stats;
+    }
+
+    private void run() {
+        while (!closing) {
+            CmEvent ev;
+            try {
+                ev = events.poll(200);
+            } catch (RuntimeException e) {
+                if (!closing) {
+                    LOG.log(Level.WARNING, "rdma_cm event channel failed", e);
+                }
+                return;
+            }
+            if (ev == null) {
+                continue;
+            }
+            try {
+                switch (ev.type()) {
+                    case CONNECT_REQUEST -> accept(ev);
+                    case DISCONNECTED, DEVICE_REMOVAL -> drop(ev.id(), "rdma_cm " + ev.type());
+                    case ESTABLISHED -> LOG.log(Level.DEBUG, "connection established");
+                    default -> LOG.log(Level.DEBUG, "rdma_cm event {0}", ev);
+                }
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "rdma_cm event " + ev + " failed", e);
+            }
+        }
+    }
+
+    private void accept(CmEvent ev) {
+        CmId id = ev.id();
+        RpcRdmaOptions o = options;
+        ConnectPrivate mine = new ConnectPrivate(false, o.inlineThreshold(), o.inlineThreshold());
+        ConnectSettings s = ConnectSettings.negotiate(ConnectPrivate.decode(ev.privateData()), mine);
+        VerbsLink link;
+        try {
+            link = new VerbsLink(id, o.sendContexts(), o.inlineThreshold(), o.receiveBuffers(), o.inlineThreshold(),
+                    o.busyPoll(), GENERATION.incrementAndGet());
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "cannot create connection resources; rejecting", e);
+            id.reject(null);
+            id.close();
+            return;
+        }
+        Connection c = new Connection("server<-" + id.handle().address(),
+                new Connection.Params(false, s.serverToClient(), s.clientToServer(), Math.max(1, o.backwardCredits()),
+                        o.credits(), s.remoteInvalidation(), o.signalEvery()),
+                o.receiveBuffers(), o.receiveBatch(), o.sendContexts(), link.sendMemory(), link.receiveMemory(), stats);
+        c.handler(handler);
+        byId.put(id.handle().address(), new Accepted(id, link, c));
+        connections.add(c);
+        if (onConnect != null) {
+            onConnect.accept(c);
+        }
+        // Receives are posted before accept: the client may send as soon as it is established.
+        link.start(c, "rpcrdma-server-cq");
+        // The responder resources / initiator depth 0: no RDMA Read/Write yet; rnr_retry 0, retry 7.
+        id.accept(new ConnectionParameters(mine.toBytes(), 0, 0, 7, 0));
+    }
+
+    private void drop(CmId id, String why) {
+        if (id == null) {
+            return;
+        }
+        Accepted a = byId.remove(id.handle().address());
+        if (a == null) {
+            return;
+        }
+        connections.remove(a.connection());
+        a.connection().onLinkLost(new RpcRdmaException(why));
+        a.link().destroy();
+        a.id().close();
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+        try {
+            cmThread.join(3000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        for (Accepted a : byId.values()) {
+            a.connection().close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
+            a.link().destroy();
+            a.id().close();
+        }
+        byId.clear();
+        connections.clear();
+        listener.close();
+        events.close();
+    }
+}

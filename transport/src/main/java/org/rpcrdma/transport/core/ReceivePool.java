@@ -1,0 +1,198 @@
+package org.rpcrdma.transport.core;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The receive buffers of one connection (or of one shared receive queue), used by both
+ * directions (RFC 8167 §4.2–4.3; ≈ Linux {@code rpcrdma_rep}). Every buffer is one
+ * receive-inline-threshold sized slice of a single registered segment, made up front, so
+ * the data path neither allocates nor registers.
+ *
+ * <p>Each buffer is FREE, POSTED (owned by the hardware) or HELD (its message is being
+ * processed or was handed to a user who has not released it). {@link #replenish} posts
+ * FREE buffers in batches until at least the required number is POSTED; the required
+ * number is the caller's: on a client, outstanding forward calls + backward credits; on a
+ * server, forward credits granted + outstanding backward calls. Every transition checks
+ * its source state, so the posted count can never go negative and a buffer can never be
+ * posted twice.
+ *
+ * <p>Threading: all methods are synchronized; {@link Poster#post} is called under the lock
+ * (it only rings the doorbell).
+ */
+public final class ReceivePool {
+    /** Posts receive work requests for the given slots; wr_id and address are derived from them. */
+    @FunctionalInterface
+    public interface Poster {
+        void post(int[] slots, int count);
+    }
+
+    private static final byte FREE = 0;
+    private static final byte POSTED = 1;
+    private static final byte HELD = 2;
+
+    private final MemorySegment memory;
+    private final MemorySegment[] buffers;
+    private final byte[] state;
+    private final int bufferSize;
+    private final int batch;
+    private final int[] scratch;
+    private final Poster poster;
+    private final RpcRdmaStats stats;
+    private int posted;
+    private int free;
+    private int freeCursor;
+
+    /**
+     * @param memory     backing memory, at least {@code count * bufferSize} bytes
+     *                   (registered for local write by the caller)
+     * @param bufferSize the receive inline threshold
+     * @param batch      post at least this many at a time when replenishing (≥ 1)
+     */
+    public ReceivePool(MemorySegment memory, int count, int bufferSize, int batch, Poster poster,
+            RpcRdmaStats stats) {
+        if (count < 1 || bufferSize < 1 || batch < 1) {
+            throw new IllegalArgumentException("count, bufferSize and batch must be >= 1");
+        }
+        if (count > WrId.MAX_SLOT + 1) {
+            throw new IllegalArgumentException("too many receive buffers: " + count);
+        }
+        if (memory.byteSize() < (long) count * bufferSize) {
+            throw new IllegalArgumentException("memory of " + memory.byteSize() + " bytes is smaller than "
+                    + count + " x " + bufferSize);
+        }
+        this.memory = memory;
+        this.bufferSize = bufferSize;
+        this.batch = Math.min(batch, count);
+        this.buffers = new MemorySegment[count];
+        for (int i = 0; i < count; i++) {
+            buffers[i] = memory.asSlice((long) i * bufferSize, bufferSize);
+        }
+        this.state = new byte[count];
+        this.scratch = new int[count];
+        this.poster = poster;
+        this.stats = stats;
+        this.free = count;
+    }
+
+    /**
+     * Posts FREE buffers until at least {@code required} are POSTED. Posts nothing while the
+     * deficit is zero; otherwise posts the deficit rounded up to the batch size (bounded by
+     * what is free), in one call to the poster.
+     *
+     * @return how many were posted now
+     */
+    public synchronized int replenish(int required) {
+        int deficit = required - posted;
+        if (deficit <= 0) {
+            return 0;
+        }
+        int n = Math.min(free, Math.max(deficit, batch));
+        int k = 0;
+        for (int scanned = 0; k < n && scanned < state.length; scanned++) {
+            int i = freeCursor;
+            freeCursor = freeCursor + 1 == state.length ? 0 : freeCursor + 1;
+            if (state[i] == FREE) {
+                state[i] = POSTED;
+                scratch[k++] = i;
+            }
+        }
+        if (k == 0) {
+            return 0;
+        }
+        free -= k;
+        posted += k;
+        try {
+            poster.post(scratch, k);
+        } catch (RuntimeException e) {
+            for (int j = 0; j < k; j++) {
+                state[scratch[j]] = FREE;
+            }
+            free += k;
+            posted -= k;
+            throw e;
+        }
+        if (stats != null) {
+            stats.receivesPosted.add(k);
+            stats.receiveBatches.increment();
+        }
+        return k;
+    }
+
+    /** A receive completed successfully: POSTED → HELD. */
+    public synchronized MemorySegment completed(int slot) {
+        transition(slot, POSTED, HELD);
+        posted--;
+        return buffers[slot];
+    }
+
+    /** A receive was flushed (QP in error): POSTED → FREE. */
+    public synchronized void flushed(int slot) {
+        transition(slot, POSTED, FREE);
+        posted--;
+        free++;
+    }
+
+    /** The holder is done with the buffer: HELD → FREE. */
+    public synchronized void release(int slot) {
+        transition(slot, HELD, FREE);
+        free++;
+    }
+
+    /** The QP is gone without flushing (destroyed): every POSTED buffer is FREE again. */
+    public synchronized void reclaimAllPosted() {
+        for (int i = 0; i < state.length; i++) {
+            if (state[i] == POSTED) {
+                state[i] = FREE;
+                free++;
+            }
+        }
+        posted = 0;
+    }
+
+    private void transition(int slot, byte from, byte to) {
+        if (slot < 0 || slot >= state.length) {
+            throw new IllegalArgumentException("no receive buffer " + slot);
+        }
+        if (state[slot] != from) {
+            throw new IllegalStateException("receive buffer " + slot + " is " + name(state[slot])
+                    + ", expected " + name(from));
+        }
+        state[slot] = to;
+    }
+
+    private static String name(byte s) {
+        return switch (s) {
+            case FREE -> "FREE";
+            case POSTED -> "POSTED";
+            default -> "HELD";
+        };
+    }
+
+    public MemorySegment buffer(int slot) {
+        return buffers[slot];
+    }
+
+    public long address(int slot) {
+        return memory.address() + (long) slot * bufferSize;
+    }
+
+    public int bufferSize() {
+        return bufferSize;
+    }
+
+    public int capacity() {
+        return buffers.length;
+    }
+
+    public synchronized int posted() {
+        return posted;
+    }
+
+    public synchronized int free() {
+        return free;
+    }
+
+    public synchronized int held() {
+        return buffers.length - posted - free;
+    }
+}

@@ -1,0 +1,252 @@
+package org.rpcrdma.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.rpcrdma.transport.wire.OncRpc;
+import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcRdmaEncoder;
+import org.rpcrdma.transport.wire.Xdr;
+
+/** The whole protocol engine, both directions, over an in-memory link (no verbs needed). */
+class ConnectionLoopbackTest {
+
+    static MemorySegment callMsg(int xid, int prog, byte[] args) {
+        MemorySegment m = MemorySegment.ofArray(new byte[40 + args.length]);
+        int[] w = {xid, OncRpc.CALL, OncRpc.RPC_VERSION, prog, 1, 0, 0, 0, 0, 0};
+        for (int i = 0; i < w.length; i++) {
+            Xdr.putInt(m, i * 4L, w[i]);
+        }
+        MemorySegment.copy(MemorySegment.ofArray(args), 0, m, 40, args.length);
+        return m;
+    }
+
+    /** Echo: accepted SUCCESS reply carrying the call's argument bytes. */
+    static CallHandler echo() {
+        return call -> {
+            MemorySegment in = call.message().bytes();
+            long argLen = in.byteSize() - 40;
+            MemorySegment r = MemorySegment.ofArray(new byte[(int) (24 + argLen)]);
+            int[] w = {call.xid(), OncRpc.REPLY, OncRpc.MSG_ACCEPTED, OncRpc.AUTH_NONE, 0, OncRpc.SUCCESS};
+            for (int i = 0; i < w.length; i++) {
+                Xdr.putInt(r, i * 4L, w[i]);
+            }
+            MemorySegment.copy(in, 40, r, 24, argLen);
+            call.reply(r);
+        };
+    }
+
+    static byte[] results(ReceivedMessage m) {
+        try (m) {
+            byte[] all = m.toByteArray();
+            assertEquals(OncRpc.REPLY, Xdr.getInt(MemorySegment.ofArray(all), 4));
+            return java.util.Arrays.copyOfRange(all, 24, all.length);
+        }
+    }
+
+    @Test
+    void forwardNullAndEcho() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
+            p.server.handler(echo());
+            assertArrayEquals(new byte[0], results(p.client.call(callMsg(1, 100, new byte[0])).get(5, TimeUnit.SECONDS)));
+            byte[] payload = "hello rdma".getBytes();
+            assertArrayEquals(payload, results(p.client.callAndWait(callMsg(2, 100, payload), 5, TimeUnit.SECONDS)));
+            assertEquals(8, p.client.ownCallWindow(), "server's grant applied to the forward account");
+        }
+    }
+
+    @Test
+    void backwardRefusedUntilEnabledThenWorks() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 8, 4, 8)) {
+            p.server.handler(echo());
+            assertThrows(BackchannelNotEnabledException.class, () -> p.server.call(callMsg(9, 200, new byte[0])));
+            p.clientSide.sync();
+            assertEquals(0, p.client.stats().callsReceived.sum(), "nothing was put on the wire");
+            p.client.enableBackchannel(echo()).get(5, TimeUnit.SECONDS);
+            byte[] payload = {1, 2, 3, 4};
+            assertArrayEquals(payload, results(p.server.call(callMsg(9, 200, payload)).get(5, TimeUnit.SECONDS)));
+            assertEquals(4, p.server.ownCallWindow(), "client's grant applied to the backward account");
+        }
+    }
+
+    @Test
+    void sameXidInFlightBothDirections() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 8, 4, 8)) {
+            p.server.handler(echo());
+            p.client.enableBackchannel(echo()).get(5, TimeUnit.SECONDS);
+            p.server.call(callMsg(77, 1, new byte[] {9})).get(5, TimeUnit.SECONDS).release(); // window grows to 4
+            // Replies are released as they arrive: a held message keeps its receive buffer.
+            for (int i = 0; i < 200; i++) {
+                int xid = 1000 + (i % 4); // the same XID is outstanding in both directions at once
+                var f = p.client.call(callMsg(xid, 1, new byte[] {(byte) i, 'f', 0, 0}));
+                var b = p.server.call(callMsg(xid, 1, new byte[] {(byte) i, 'b', 0, 0}));
+                assertArrayEquals(new byte[] {(byte) i, 'f', 0, 0}, results(f.get(5, TimeUnit.SECONDS)));
+                assertArrayEquals(new byte[] {(byte) i, 'b', 0, 0}, results(b.get(5, TimeUnit.SECONDS)));
+            }
+            assertEquals(0, p.client.stats().unmatchedForwardReplies.sum());
+            assertEquals(0, p.server.stats().unmatchedBackwardReplies.sum());
+        }
+    }
+
+    @Test
+    void floodNeverExceedsGrantInEitherDirection() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 32, 3, 5)) {
+            // Responders answer later, from another thread, so calls pile up.
+            java.util.concurrent.ExecutorService later = java.util.concurrent.Executors.newFixedThreadPool(2);
+            CallHandler slowEcho = c -> later.execute(() -> echo().handle(c));
+            p.server.handler(slowEcho);
+            p.client.enableBackchannel(slowEcho).get(5, TimeUnit.SECONDS);
+            List<CompletableFuture<Void>> all = new ArrayList<>();
+            for (int i = 0; i < 500; i++) {
+                all.add(p.client.call(callMsg(i, 1, new byte[4])).thenAccept(ReceivedMessage::release));
+                all.add(p.server.call(callMsg(i, 1, new byte[4])).thenAccept(ReceivedMessage::release));
+            }
+            for (var f : all) {
+                f.get(10, TimeUnit.SECONDS);
+            }
+            later.shutdown();
+            assertTrue(p.server.peerCallHighWater() <= 5, "forward: responder saw " + p.server.peerCallHighWater());
+            assertTrue(p.client.peerCallHighWater() <= 3, "backward: responder saw " + p.client.peerCallHighWater());
+            assertEquals(5, p.client.ownCallHighWater());
+            assertTrue(p.client.stats().creditWaits.sum() > 0);
+            assertEquals(0, p.client.stats().creditViolations.sum() + p.server.stats().creditViolations.sum());
+            assertTrue(p.client.postedReceives() >= 3 && p.server.postedReceives() >= 5);
+            assertTrue(p.clientSide.failure == null && p.serverSide.failure == null);
+        }
+    }
+
+    @Test
+    void versionMismatchAnsweredWithErrVers() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 8, 2, 8)) {
+            p.server.handler(echo());
+            MemorySegment raw = MemorySegment.ofArray(new byte[28 + 40]);
+            RpcRdmaEncoder.encodeInlineMsg(raw, 0, 5, 1);
+            Xdr.putInt(raw, 4, 2); // rdma_vers 2
+            MemorySegment.copy(callMsg(5, 1, new byte[0]), 0, raw, 28, 40);
+            p.clientSide.deliver(raw, (int) raw.byteSize());
+            p.serverSide.sync();
+            p.clientSide.sync();
+            assertEquals(1, p.server.stats().errVersSent.sum(), p.server.stats() + " " + p.clientSide.failure + p.serverSide.failure);
+            assertEquals(1, p.client.stats().rdmaErrorsReceived.sum());
+            assertTrue(p.client.isOpen() && p.server.isOpen());
+        }
+    }
+
+    @Test
+    void rdmaErrorFailsTheCallWithNamedError() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
+            p.server.handler(c -> { }); // never answers
+            CompletableFuture<ReceivedMessage> f = p.client.call(callMsg(0x33, 1, new byte[0]));
+            p.serverSide.sync();
+            MemorySegment err = MemorySegment.ofArray(new byte[20]);
+            RpcRdmaEncoder.encodeErrChunk(err, 0, 0x33, 8);
+            p.serverSide.deliver(err, 20);
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+            RdmaErrorException r = assertInstanceOf(RdmaErrorException.class, e.getCause());
+            assertEquals(RpcRdma.ERR_CHUNK, r.errorCode());
+            assertTrue(r.getMessage().contains("ERR_CHUNK"));
+        }
+    }
+
+    @Test
+    void unmatchedReplyDroppedAndCounted() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 8, 2, 8)) { // backward credits keep receives posted
+            MemorySegment raw = MemorySegment.ofArray(new byte[28 + 24]);
+            RpcRdmaEncoder.encodeInlineMsg(raw, 0, 99, 8);
+            int[] w = {99, OncRpc.REPLY, 0, 0, 0, 0};
+            for (int i = 0; i < w.length; i++) {
+                Xdr.putInt(raw, 28 + i * 4L, w[i]);
+            }
+            p.serverSide.deliver(raw, (int) raw.byteSize());
+            p.clientSide.sync();
+            assertEquals(1, p.client.stats().unmatchedForwardReplies.sum(), p.client.stats() + " " + p.clientSide.failure + p.serverSide.failure);
+            assertTrue(p.client.isOpen());
+        }
+    }
+
+    @Test
+    void creditViolatorIsDroppedOthersUnharmed() throws Exception {
+        try (LoopbackPair bad = new LoopbackPair(1024, 8, 0, 2); LoopbackPair good = new LoopbackPair(1024, 8, 0, 2)) {
+            bad.server.handler(c -> { }); // holds calls, so each one stays outstanding
+            good.server.handler(echo());
+            for (int i = 0; i < 3; i++) { // a rogue client ignoring its 2 credits
+                MemorySegment raw = MemorySegment.ofArray(new byte[28 + 40]);
+                RpcRdmaEncoder.encodeInlineMsg(raw, 0, i, 8);
+                MemorySegment.copy(callMsg(i, 1, new byte[0]), 0, raw, 28, 40);
+                bad.clientSide.deliver(raw, (int) raw.byteSize());
+            }
+            bad.serverSide.sync();
+            assertFalse(bad.server.isOpen());
+            assertEquals(1, bad.server.stats().creditViolations.sum());
+            results(good.client.call(callMsg(1, 1, new byte[0])).get(5, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void malformedHeaderDropsConnection() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
+            MemorySegment raw = MemorySegment.ofArray(new byte[6]);
+            p.clientSide.deliver(raw, 6);
+            p.serverSide.sync();
+            assertEquals(1, p.server.stats().badHeaders.sum());
+        }
+    }
+
+    @Test
+    void lossFailsPendingCallsWithConnectionLost() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
+            p.server.handler(c -> { });
+            p.client.call(callMsg(1, 1, new byte[0]));
+            p.clientSide.sync();
+            p.serverSide.sync();
+            List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
+            for (int i = 2; i < 10; i++) {
+                fs.add(p.client.call(callMsg(i, 1, new byte[0])));
+            }
+            p.serverSide.disconnect();
+            for (var f : fs) {
+                ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+                assertInstanceOf(ConnectionLostException.class, e.getCause());
+                assertTrue(e.getCause().getMessage().contains("connection lost"));
+            }
+            assertEquals(0, p.client.postedReceives());
+            assertFalse(p.client.isOpen());
+            var after = p.client.call(callMsg(50, 1, new byte[0]));
+            assertInstanceOf(ConnectionLostException.class,
+                    assertThrows(ExecutionException.class, () -> after.get(1, TimeUnit.SECONDS)).getCause());
+        }
+    }
+
+    @Test
+    void oversizedCallFailsWithoutSending() {
+        try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
+            var f = p.client.call(callMsg(1, 1, new byte[2000]));
+            assertTrue(f.isCompletedExceptionally());
+            assertEquals(0, p.client.stats().callsSent.sum());
+        }
+    }
+
+    @Test
+    void receivedBytesAreAMemorySegmentUntilReleased() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
+            p.server.handler(echo());
+            ReceivedMessage m = p.client.call(callMsg(3, 1, new byte[] {7, 7, 7, 7})).get(5, TimeUnit.SECONDS);
+            assertTrue(m.bytes().isNative(), "reply is read in place from the registered receive buffer");
+            assertEquals(7, m.bytes().get(ValueLayout.JAVA_BYTE, 24));
+            m.release();
+            assertThrows(IllegalStateException.class, m::bytes);
+        }
+    }
+}

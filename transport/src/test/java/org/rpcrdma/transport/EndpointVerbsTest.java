@@ -1,0 +1,185 @@
+package org.rpcrdma.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.results;
+
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.rpcrdma.transport.verbs.Device;
+import org.rpcrdma.transport.verbs.LiveResources;
+
+/** Client and server endpoints over real verbs (Soft-RoCE guest); fails without a device. */
+@Tag("verbs")
+class EndpointVerbsTest {
+
+    static InetAddress deviceAddress() throws Exception {
+        String env = System.getenv("RDMA_VM_IP");
+        if (env != null && !env.isEmpty()) {
+            return InetAddress.getByName(env);
+        }
+        List<String> devs = Device.list();
+        if (devs.isEmpty()) {
+            return fail("no RDMA device: run the verbs tests in the Soft-RoCE guest (scripts/rdma-vm)");
+        }
+        String netdev = Files.readString(Path.of("/sys/class/infiniband", devs.get(0), "ports/1/gid_attrs/ndevs/0")).trim();
+        for (InetAddress a : java.util.Collections.list(NetworkInterface.getByName(netdev).getInetAddresses())) {
+            if (a instanceof Inet4Address) {
+                return a;
+            }
+        }
+        return fail("netdev " + netdev + " has no IPv4 address");
+    }
+
+    private RpcRdmaServer server;
+    private RpcRdmaClient client;
+    private final AtomicReference<Connection> serverConn = new AtomicReference<>();
+
+    private void start(RpcRdmaOptions o, CallHandler h) throws Exception {
+        InetAddress ip = deviceAddress();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, h, serverConn::set);
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (client != null) {
+            client.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+        Thread.sleep(100);
+        assertEquals(0, LiveResources.total(), () -> "verbs objects left open: " + LiveResources.snapshot());
+    }
+
+    @Test
+    void forwardNullAndEchoWithNegotiatedInline() throws Exception {
+        start(RpcRdmaOptions.defaults().withInlineThreshold(2048), echo());
+        Connection c = client.connection();
+        assertEquals(2048, c.sendInlineThreshold());
+        assertEquals(2048, c.receiveInlineThreshold());
+        CompletableFuture<ReceivedMessage> first = c.call(callMsg(1, 100, new byte[0]));
+        try {
+            first.get(10, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            Connection sc = serverConn.get();
+            fail("no reply: client " + c.stats() + " posted " + c.postedReceives() + " / server "
+                    + (sc == null ? "none" : sc.stats() + " posted " + sc.postedReceives() + " open " + sc.isOpen())
+                    + " client open " + c.isOpen());
+        }
+        assertArrayEquals(new byte[0], results(first.get()));
+        byte[] big = new byte[1900];
+        new java.util.Random(1).nextBytes(big);
+        assertArrayEquals(big, results(c.call(callMsg(2, 100, big)).get(10, TimeUnit.SECONDS)));
+    }
+
+    @Test
+    void backwardNullAndEchoAndCollidingXids() throws Exception {
+        start(RpcRdmaOptions.defaults().withBackwardCredits(4), echo());
+        Connection c = client.connection();
+        assertTrue(waitFor(() -> serverConn.get() != null));
+        Connection s = serverConn.get();
+        assertThrows(BackchannelNotEnabledException.class, () -> s.call(callMsg(5, 7, new byte[0])));
+        c.enableBackchannel(echo()).get(10, TimeUnit.SECONDS);
+        assertArrayEquals(new byte[0], results(s.call(callMsg(5, 7, new byte[0])).get(10, TimeUnit.SECONDS)));
+        for (int i = 0; i < 100; i++) {
+            int xid = 0x5000 + (i & 3);
+            byte[] f = {(byte) i, 'f', 0, 0};
+            byte[] b = {(byte) i, 'b', 0, 0};
+            CompletableFuture<ReceivedMessage> ff = c.call(callMsg(xid, 1, f));
+            CompletableFuture<ReceivedMessage> bf = s.call(callMsg(xid, 1, b));
+            assertArrayEquals(f, results(ff.get(10, TimeUnit.SECONDS)));
+            assertArrayEquals(b, results(bf.get(10, TimeUnit.SECONDS)));
+        }
+        assertEquals(0, c.stats().unmatchedForwardReplies.sum() + s.stats().unmatchedBackwardReplies.sum());
+    }
+
+    @Test
+    void floodRespectsGrantsBothWays() throws Exception {
+        ExecutorService later = Executors.newFixedThreadPool(2);
+        CallHandler slow = call -> later.execute(() -> echo().handle(call));
+        start(RpcRdmaOptions.defaults().withCredits(6).withBackwardCredits(3), slow);
+        Connection c = client.connection();
+        c.enableBackchannel(slow).get(10, TimeUnit.SECONDS);
+        Connection s = serverConn.get();
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            all.add(c.call(callMsg(i, 1, new byte[8])).thenAccept(ReceivedMessage::release));
+            all.add(s.call(callMsg(i, 1, new byte[8])).thenAccept(ReceivedMessage::release));
+        }
+        for (var f : all) {
+            f.get(30, TimeUnit.SECONDS);
+        }
+        later.shutdown();
+        assertTrue(s.peerCallHighWater() <= 6, "forward outstanding at responder " + s.peerCallHighWater());
+        assertTrue(c.peerCallHighWater() <= 3, "backward outstanding at responder " + c.peerCallHighWater());
+        assertEquals(0, s.stats().creditViolations.sum() + c.stats().creditViolations.sum());
+    }
+
+    @Test
+    void disconnectMidTrafficFailsPendingCalls() throws Exception {
+        start(RpcRdmaOptions.defaults(), call -> { }); // never answers
+        Connection c = client.connection();
+        List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            fs.add(c.call(callMsg(i, 1, new byte[0])));
+        }
+        assertTrue(waitFor(() -> serverConn.get() != null));
+        serverConn.get().close(0, TimeUnit.MILLISECONDS);
+        for (var f : fs) {
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+            assertInstanceOf(ConnectionLostException.class, e.getCause());
+        }
+    }
+
+    @Test
+    void connectCloseCyclesLeaveResourcesAndThreadsFlat() throws Exception {
+        InetAddress ip = deviceAddress();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), RpcRdmaOptions.defaults(), echo(), null);
+        InetSocketAddress to = new InetSocketAddress(ip, server.port());
+        int cycles = Integer.getInteger("rpcrdma.cycles", 300);
+        int threadsBefore = 0;
+        for (int i = 0; i < cycles; i++) {
+            try (RpcRdmaClient c = RpcRdmaClient.connect(to, RpcRdmaOptions.defaults())) {
+                c.connection().call(callMsg(i, 1, new byte[0])).get(10, TimeUnit.SECONDS).release();
+            }
+            if (i == 9) {
+                Thread.sleep(200);
+                threadsBefore = Thread.activeCount();
+            }
+        }
+        assertTrue(waitFor(() -> server.connections().isEmpty()), "server still holds " + server.connections().size());
+        Thread.sleep(300);
+        assertTrue(Thread.activeCount() <= threadsBefore + 2,
+                "threads grew from " + threadsBefore + " to " + Thread.activeCount());
+    }
+
+    private static boolean waitFor(java.util.function.BooleanSupplier p) throws InterruptedException {
+        for (int i = 0; i < 500 && !p.getAsBoolean(); i++) {
+            Thread.sleep(10);
+        }
+        return p.getAsBoolean();
+    }
+}

@@ -1,0 +1,126 @@
+package org.rpcrdma.transport;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.core.RpcRdmaStats;
+
+/**
+ * Two {@link Connection}s joined by an in-memory "RC QP": a Send copies into a receive the
+ * peer has posted, or, like rnr_retry_count 0, kills the connection when none is posted.
+ * Each side has one completion thread, as with a CQ poller.
+ */
+final class LoopbackPair implements AutoCloseable {
+    final Connection client;
+    final Connection server;
+    final Side clientSide;
+    final Side serverSide;
+
+    LoopbackPair(int inline, int clientCredits, int backwardCredits, int serverCredits) {
+        Arena arena = Arena.ofAuto();
+        int cRecv = clientCredits + backwardCredits + 8;
+        int sRecv = serverCredits + backwardCredits + 8;
+        client = new Connection("client", new Connection.Params(true, inline, inline, clientCredits, backwardCredits,
+                false, 4), cRecv, 4, 16, arena.allocate(16L * inline), arena.allocate((long) cRecv * inline),
+                new RpcRdmaStats());
+        server = new Connection("server", new Connection.Params(false, inline, inline, Math.max(1, backwardCredits), serverCredits,
+                false, 4), sRecv, 4, 16, arena.allocate(16L * inline), arena.allocate((long) sRecv * inline),
+                new RpcRdmaStats());
+        clientSide = new Side(client, cRecv, inline);
+        serverSide = new Side(server, sRecv, inline);
+        clientSide.peer = serverSide;
+        serverSide.peer = clientSide;
+        clientSide.exec.execute(() -> client.start(clientSide));
+        serverSide.exec.execute(() -> server.start(serverSide));
+        clientSide.sync();
+        serverSide.sync();
+    }
+
+    static final class Side implements Link {
+        final Connection conn;
+        final ExecutorService exec = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "loopback-poller");
+            t.setDaemon(true);
+            return t;
+        });
+        final ArrayDeque<Integer> posted = new ArrayDeque<>();
+        final int recvInline;
+        Side peer;
+        volatile boolean down;
+        volatile String failure;
+
+        Side(Connection conn, int count, int inline) {
+            this.conn = conn;
+            this.recvInline = inline;
+        }
+
+        @Override
+        public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {
+            deliver(buffer, length);
+            if (signalled) {
+                exec.execute(() -> conn.onSendCompleted(slot));
+            }
+        }
+
+        /** Puts raw bytes on the wire towards the peer (tests inject malformed or rogue messages). */
+        void deliver(MemorySegment buffer, int length) {
+            if (down) {
+                return;
+            }
+            Integer r;
+            synchronized (peer.posted) {
+                r = peer.posted.poll();
+            }
+            if (r == null) {
+                failure = "RNR: no receive posted at peer";
+                disconnect();
+                return;
+            }
+            int slot = r;
+            // Receives land in the receiving connection's own pool buffers.
+            MemorySegment dst = peer.conn.receiveBuffer(slot);
+            MemorySegment.copy(buffer, 0, dst, 0, length);
+            peer.exec.execute(() -> peer.conn.onReceive(slot, length));
+        }
+
+        @Override
+        public void postReceives(int[] slots, int count) {
+            synchronized (posted) {
+                for (int i = 0; i < count; i++) {
+                    posted.add(slots[i]);
+                }
+            }
+        }
+
+        @Override
+        public void disconnect() {
+            if (down) {
+                return;
+            }
+            down = true;
+            peer.down = true;
+            exec.execute(() -> conn.onLinkLost(new RpcRdmaException("disconnected")));
+            peer.exec.execute(() -> peer.conn.onLinkLost(new RpcRdmaException("peer disconnected")));
+        }
+
+        void sync() {
+            try {
+                exec.submit(() -> {}).get(5, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        client.close(1, TimeUnit.SECONDS);
+        server.close(1, TimeUnit.SECONDS);
+        clientSide.exec.shutdownNow();
+        serverSide.exec.shutdownNow();
+    }
+}

@@ -1,0 +1,94 @@
+package org.rpcrdma.transport.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.util.ArrayDeque;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class ReceivePoolTest {
+    private final ArrayDeque<Integer> hardware = new ArrayDeque<>();
+    private int postCalls;
+
+    private ReceivePool pool(int count, int batch) {
+        return new ReceivePool(Arena.ofAuto().allocate(count * 64L), count, 64, batch, (slots, n) -> {
+            postCalls++;
+            for (int i = 0; i < n; i++) {
+                hardware.add(slots[i]);
+            }
+        }, new RpcRdmaStats());
+    }
+
+    @Test
+    void postsInBatches() {
+        ReceivePool p = pool(16, 4);
+        assertEquals(4, p.replenish(3));
+        assertEquals(0, p.replenish(4));
+        int slot = hardware.poll();
+        p.completed(slot);
+        assertEquals(3, p.posted());
+        assertEquals(4, p.replenish(4), "a deficit of one still posts a whole batch");
+        assertEquals(2, postCalls);
+        p.release(slot);
+        assertEquals(16, p.free() + p.posted() + p.held());
+    }
+
+    @Test
+    void illegalTransitionsNeverMakeCountsNegative() {
+        ReceivePool p = pool(4, 1);
+        assertThrows(IllegalStateException.class, () -> p.completed(0));
+        assertThrows(IllegalStateException.class, () -> p.flushed(0));
+        assertThrows(IllegalStateException.class, () -> p.release(0));
+        assertThrows(IllegalArgumentException.class, () -> p.release(4));
+        p.replenish(1);
+        int s = hardware.poll();
+        p.completed(s);
+        assertThrows(IllegalStateException.class, () -> p.completed(s));
+        assertEquals(0, p.posted());
+        assertEquals(1, p.held());
+    }
+
+    @Test
+    void randomWalkKeepsInvariant() {
+        ReceivePool p = pool(32, 4);
+        Random r = new Random(1);
+        ArrayDeque<Integer> held = new ArrayDeque<>();
+        for (int i = 0; i < 100_000; i++) {
+            switch (r.nextInt(4)) {
+                case 0 -> p.replenish(r.nextInt(33));
+                case 1 -> {
+                    if (!hardware.isEmpty()) {
+                        held.add(hardware.poll());
+                        p.completed(held.peekLast());
+                    }
+                }
+                case 2 -> {
+                    if (!held.isEmpty()) {
+                        p.release(held.poll());
+                    }
+                }
+                default -> {
+                    if (!hardware.isEmpty() && r.nextInt(10) == 0) {
+                        p.flushed(hardware.poll());
+                    }
+                }
+            }
+            assertTrue(p.posted() >= 0 && p.free() >= 0 && p.held() >= 0);
+            assertEquals(hardware.size(), p.posted());
+            assertEquals(held.size(), p.held());
+        }
+    }
+
+    @Test
+    void failedPostLeavesBuffersFree() {
+        ReceivePool p = new ReceivePool(Arena.ofAuto().allocate(256), 4, 64, 2, (s, n) -> {
+            throw new IllegalStateException("qp in error");
+        }, null);
+        assertThrows(IllegalStateException.class, () -> p.replenish(2));
+        assertEquals(0, p.posted());
+        assertEquals(4, p.free());
+    }
+}
