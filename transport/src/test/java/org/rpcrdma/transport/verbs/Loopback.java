@@ -59,8 +59,10 @@ final class Loopback implements AutoCloseable {
             serverQp = server.createQueuePair(serverPd, serverCq, serverCq, null, CAPS);
             serverMr = serverPd.register(arena.allocate(BUF, 4096), serverMrAccess);
             server.accept(serverParams);
-            VerbsTestBase.expectEvent(serverChannel, CmEvent.Type.ESTABLISHED);
+            // The client's RTU is sent while librdmacm handles the REP inside rdma_get_cm_event
+            // on the client's channel: the server sees ESTABLISHED only after that poll.
             privateDataAtClient = VerbsTestBase.expectEvent(clientChannel, CmEvent.Type.ESTABLISHED).privateData();
+            VerbsTestBase.expectEvent(serverChannel, CmEvent.Type.ESTABLISHED);
             ok = true;
         } finally {
             if (!ok) {
