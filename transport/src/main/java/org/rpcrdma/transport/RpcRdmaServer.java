@@ -164,9 +164,13 @@ public final class RpcRdmaServer implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         for (Accepted a : byId.values()) {
-            a.connection().close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
-            a.link().destroy();
-            a.id().close();
+            try {
+                a.connection().close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
+                a.link().destroy();
+                a.id().close();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "closing a connection failed", e);
+            }
         }
         byId.clear();
         connections.clear();

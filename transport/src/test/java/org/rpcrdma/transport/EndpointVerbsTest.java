@@ -82,7 +82,7 @@ class EndpointVerbsTest {
         assertEquals(2048, c.receiveInlineThreshold());
         CompletableFuture<ReceivedMessage> first = c.call(callMsg(1, 100, new byte[0]));
         try {
-            first.get(10, TimeUnit.SECONDS);
+            first.get(30, TimeUnit.SECONDS); // the first call in a fresh guest JVM is slow under TCG
         } catch (java.util.concurrent.TimeoutException e) {
             Connection sc = serverConn.get();
             fail("no reply: client " + c.stats() + " posted " + c.postedReceives() + " / server "
