@@ -58,7 +58,9 @@ public final class RpcRdmaClient implements AutoCloseable {
                     o.busyPoll(), GENERATION.incrementAndGet());
             ConnectPrivate mine = new ConnectPrivate(false, o.inlineThreshold(), o.inlineThreshold());
             // rnr_retry_count 0 (a missing receive is an error, as in Linux), retry_count 7.
-            id.connect(new ConnectionParameters(mine.toBytes(), 0, 0, 7, 0));
+            // Like xprtrdma, offer the server RDMA Read resources (it reads Read chunks from
+            // us) and initiate none ourselves; Linux svcrdma rejects a client offering 0.
+            id.connect(new ConnectionParameters(mine.toBytes(), 8, 0, 7, 0));
             CmEvent est = expect(ec, CmEvent.Type.ESTABLISHED, o, server);
             ConnectSettings s = ConnectSettings.negotiate(mine, ConnectPrivate.decode(est.privateData()));
             Connection c = new Connection("client->" + server,

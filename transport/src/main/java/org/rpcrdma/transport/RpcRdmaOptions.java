@@ -75,6 +75,11 @@ public record RpcRdmaOptions(int port, int inlineThreshold, int credits, int bac
                 receiveBatch, signalEvery, backchannelWaitMillis);
     }
 
+    public RpcRdmaOptions withConnectTimeoutMillis(int ms) {
+        return new RpcRdmaOptions(port, inlineThreshold, credits, backwardCredits, busyPoll, ms,
+                receiveBatch, signalEvery, backchannelWaitMillis);
+    }
+
     public RpcRdmaOptions withBusyPoll(boolean b) {
         return new RpcRdmaOptions(port, inlineThreshold, credits, backwardCredits, b, connectTimeoutMillis,
                 receiveBatch, signalEvery, backchannelWaitMillis);

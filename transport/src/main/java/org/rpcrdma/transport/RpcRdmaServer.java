@@ -138,7 +138,13 @@ public final class RpcRdmaServer implements AutoCloseable {
         // Receives are posted before accept: the client may send as soon as it is established.
         link.start(c, "rpcrdma-server-cq");
         // The responder resources / initiator depth 0: no RDMA Read/Write yet; rnr_retry 0, retry 7.
-        id.accept(new ConnectionParameters(mine.toBytes(), 0, 0, 7, 0));
+        try {
+            id.accept(new ConnectionParameters(mine.toBytes(), 0, 0, 7, 0));
+        } catch (RuntimeException e) {
+            // e.g. the client gave up (connect timeout) before we accepted: release everything.
+            drop(id, "rdma_accept failed: " + e.getMessage());
+            throw e;
+        }
     }
 
     private void drop(CmId id, String why) {
@@ -164,9 +170,13 @@ public final class RpcRdmaServer implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         for (Accepted a : byId.values()) {
-            a.connection().close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
-            a.link().destroy();
-            a.id().close();
+            try {
+                a.connection().close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
+                a.link().destroy();
+                a.id().close();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "closing a connection failed", e);
+            }
         }
         byId.clear();
         connections.clear();

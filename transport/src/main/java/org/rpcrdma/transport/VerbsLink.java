@@ -46,6 +46,7 @@ final class VerbsLink implements Link {
     private volatile Connection conn;
     private volatile boolean stopping;
     private volatile boolean disconnected;
+    private boolean destroyed;
     private Thread poller;
 
     VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
@@ -204,6 +205,12 @@ final class VerbsLink implements Link {
 
     /** Releases everything (after the connection is lost or closed). Idempotent. */
     void destroy() {
+        synchronized (this) {
+            if (destroyed) {
+                return;
+            }
+            destroyed = true;
+        }
         disconnect();
         stopping = true;
         Thread t = poller;

@@ -52,6 +52,9 @@ class EndpointVerbsTest {
         return fail("netdev " + netdev + " has no IPv4 address");
     }
 
+    /** Generous connect timeout: the first connect in a fresh guest JVM is slow under TCG. */
+    static final RpcRdmaOptions OPTS = RpcRdmaOptions.defaults().withConnectTimeoutMillis(30_000);
+
     private RpcRdmaServer server;
     private RpcRdmaClient client;
     private final AtomicReference<Connection> serverConn = new AtomicReference<>();
@@ -76,13 +79,13 @@ class EndpointVerbsTest {
 
     @Test
     void forwardNullAndEchoWithNegotiatedInline() throws Exception {
-        start(RpcRdmaOptions.defaults().withInlineThreshold(2048), echo());
+        start(OPTS.withInlineThreshold(2048), echo());
         Connection c = client.connection();
         assertEquals(2048, c.sendInlineThreshold());
         assertEquals(2048, c.receiveInlineThreshold());
         CompletableFuture<ReceivedMessage> first = c.call(callMsg(1, 100, new byte[0]));
         try {
-            first.get(10, TimeUnit.SECONDS);
+            first.get(30, TimeUnit.SECONDS); // the first call in a fresh guest JVM is slow under TCG
         } catch (java.util.concurrent.TimeoutException e) {
             Connection sc = serverConn.get();
             fail("no reply: client " + c.stats() + " posted " + c.postedReceives() + " / server "
@@ -97,7 +100,7 @@ class EndpointVerbsTest {
 
     @Test
     void backwardNullAndEchoAndCollidingXids() throws Exception {
-        start(RpcRdmaOptions.defaults().withBackwardCredits(4), echo());
+        start(OPTS.withBackwardCredits(4), echo());
         Connection c = client.connection();
         assertTrue(waitFor(() -> serverConn.get() != null));
         Connection s = serverConn.get();
@@ -120,7 +123,7 @@ class EndpointVerbsTest {
     void floodRespectsGrantsBothWays() throws Exception {
         ExecutorService later = Executors.newFixedThreadPool(2);
         CallHandler slow = call -> later.execute(() -> echo().handle(call));
-        start(RpcRdmaOptions.defaults().withCredits(6).withBackwardCredits(3), slow);
+        start(OPTS.withCredits(6).withBackwardCredits(3), slow);
         Connection c = client.connection();
         c.enableBackchannel(slow).get(10, TimeUnit.SECONDS);
         Connection s = serverConn.get();
@@ -140,7 +143,7 @@ class EndpointVerbsTest {
 
     @Test
     void disconnectMidTrafficFailsPendingCalls() throws Exception {
-        start(RpcRdmaOptions.defaults(), call -> { }); // never answers
+        start(OPTS, call -> { }); // never answers
         Connection c = client.connection();
         List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
@@ -157,12 +160,12 @@ class EndpointVerbsTest {
     @Test
     void connectCloseCyclesLeaveResourcesAndThreadsFlat() throws Exception {
         InetAddress ip = deviceAddress();
-        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), RpcRdmaOptions.defaults(), echo(), null);
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, echo(), null);
         InetSocketAddress to = new InetSocketAddress(ip, server.port());
         int cycles = Integer.getInteger("rpcrdma.cycles", 300);
         int threadsBefore = 0;
         for (int i = 0; i < cycles; i++) {
-            try (RpcRdmaClient c = RpcRdmaClient.connect(to, RpcRdmaOptions.defaults())) {
+            try (RpcRdmaClient c = RpcRdmaClient.connect(to, OPTS)) {
                 c.connection().call(callMsg(i, 1, new byte[0])).get(10, TimeUnit.SECONDS).release();
             }
             if (i == 9) {
