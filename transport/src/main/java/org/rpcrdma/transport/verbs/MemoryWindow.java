@@ -49,6 +49,10 @@ public final class MemoryWindow extends Resource {
 
     void rkeyPosted(int newRkey) {
         this.rkey = newRkey;
+        // Providers read ibv_mw.rkey as the window's current key when the next bind is
+        // posted (Soft-RoCE passes it to the kernel as mw_rkey and refuses a mismatch with
+        // MW_BIND_ERR), but none updates it for a type-2 bind posted as a work request.
+        ibv_mw.rkey(mw, newRkey);
     }
 
     @Override

@@ -175,10 +175,13 @@ class ConnectionTest extends VerbsTestBase {
     void disconnectReachesBothSides() {
         try (Loopback lb = new Loopback(deviceAddress())) {
             lb.serverRecv(10);
+            // Our DREQ gives the peer DISCONNECTED at once; ours follows the peer's own
+            // rdma_disconnect (its DREP), or the DREQ timeout: so the peer answers first.
             lb.client.disconnect();
-            expectEvent(lb.clientChannel, CmEvent.Type.DISCONNECTED);
             CmEvent ev = expectEvent(lb.serverChannel, CmEvent.Type.DISCONNECTED);
             assertSame(lb.server, ev.id());
+            lb.server.disconnect();
+            expectEvent(lb.clientChannel, CmEvent.Type.DISCONNECTED);
             // the posted receive is flushed
             assertEquals(1, pollOne(lb.serverCq, lb.wc));
             assertEquals(WorkCompletions.FLUSHED, lb.wc.status(0));
