@@ -6,6 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -71,7 +79,14 @@ class LeakTest extends VerbsTestBase {
         int threads0 = Thread.activeCount();
         long rss0 = rssKiB();
         long start = System.nanoTime();
+        long malloc0 = 0;
+        long maps0 = 0;
         for (int i = 0; i < CYCLES; i++) {
+            if (i == CYCLES / 2) { // the JVM's own growth settles in the first half
+                System.gc();
+                malloc0 = mallocInUseKiB();
+                maps0 = mappings();
+            }
             cycle(dev, ip, i);
         }
         long ms = (System.nanoTime() - start) / 1_000_000;
@@ -79,6 +94,10 @@ class LeakTest extends VerbsTestBase {
         long fds1 = fds();
         int threads1 = Thread.activeCount();
         long rss1 = rssKiB();
+        long malloc1 = mallocInUseKiB();
+        long maps1 = mappings();
+        System.out.printf("LeakTest: second half: malloc in use %d -> %d KiB, mappings %d -> %d%n",
+                malloc0, malloc1, maps0, maps1);
         System.out.printf("LeakTest: %d cycles (%d with rdma_cm) in %d ms; fds %d -> %d, threads %d -> %d, RSS %d -> %d KiB%n",
                 CYCLES, CYCLES / CM_EVERY, ms, fds0, fds1, threads0, threads1, rss0, rss1);
         assertEquals(0, LiveResources.total(), () -> "left open: " + LiveResources.snapshot());
@@ -87,5 +106,37 @@ class LeakTest extends VerbsTestBase {
         // a leak of one 16 KiB MR plus a CQ ring or a context per cycle would be > 32 MiB;
         // the first guest run saw +22 MiB (heap/JIT growth is in RSS too): NMT would be sharper
         assertTrue(rss1 - rss0 < 32 * 1024, "RSS grew " + (rss1 - rss0) + " KiB");
+        // Sharper than RSS: a leaked context or CQ ring stays mmap'd (>= 1 mapping a cycle,
+        // 500 over the second half), and a leaked context's malloc'd state is KiBs a cycle.
+        assertTrue(maps1 - maps0 < 50, "mappings grew by " + (maps1 - maps0) + " over the last 500 cycles");
+        assertTrue(malloc1 - malloc0 < 2048, "malloc'd memory grew by " + (malloc1 - malloc0)
+                + " KiB over the last 500 cycles");
+    }
+
+    private static long mappings() {
+        try {
+            return Files.readAllLines(Path.of("/proc/self/maps")).size();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** glibc mallinfo2(): uordblks (in use from arenas) + hblkhd (in use from mmap), in KiB. */
+    private static long mallocInUseKiB() {
+        Linker linker = Linker.nativeLinker();
+        StructLayout info = MemoryLayout.structLayout(
+                ValueLayout.JAVA_LONG.withName("arena"), ValueLayout.JAVA_LONG.withName("ordblks"),
+                ValueLayout.JAVA_LONG.withName("smblks"), ValueLayout.JAVA_LONG.withName("hblks"),
+                ValueLayout.JAVA_LONG.withName("hblkhd"), ValueLayout.JAVA_LONG.withName("usmblks"),
+                ValueLayout.JAVA_LONG.withName("fsmblks"), ValueLayout.JAVA_LONG.withName("uordblks"),
+                ValueLayout.JAVA_LONG.withName("fordblks"), ValueLayout.JAVA_LONG.withName("keepcost"));
+        MethodHandle mallinfo2 = linker.downcallHandle(linker.defaultLookup().find("mallinfo2").orElseThrow(),
+                FunctionDescriptor.of(info));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment m = (MemorySegment) mallinfo2.invokeExact((SegmentAllocator) arena);
+            return (m.get(ValueLayout.JAVA_LONG, 7 * 8) + m.get(ValueLayout.JAVA_LONG, 4 * 8)) / 1024;
+        } catch (Throwable t) {
+            throw new AssertionError("mallinfo2", t);
+        }
     }
 }
