@@ -654,17 +654,19 @@ public final class Connection implements AutoCloseable {
         stats.connectionsLost.increment();
         Events.state(name, "LOST", String.valueOf(cause));
         LOG.log(Level.DEBUG, "{0}: connection lost: {1}", name, String.valueOf(cause));
-        failAll(new ConnectionLostException(name + ": connection lost"
-                + (cause == null ? "" : ": " + cause.getMessage()), cause));
         Link l = link;
         if (l != null) {
             l.disconnect();
         }
-        receives.reclaimAllPosted();
+        // ORDER: buffers back in the pool before any caller learns of the loss, so what a
+        // failed call observes is the final state.
+        receives.shutdown();
         ring.reset();
         synchronized (sendLock) {
             sendQueue.clear();
         }
+        failAll(new ConnectionLostException(name + ": connection lost"
+                + (cause == null ? "" : ": " + cause.getMessage()), cause));
     }
 
     private void failAll(ConnectionLostException e) {

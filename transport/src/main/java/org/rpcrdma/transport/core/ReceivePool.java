@@ -41,6 +41,7 @@ public final class ReceivePool {
     private int posted;
     private int free;
     private int freeCursor;
+    private boolean shutDown;
 
     /**
      * @param memory     backing memory, at least {@code count * bufferSize} bytes
@@ -82,6 +83,9 @@ public final class ReceivePool {
      * @return how many were posted now
      */
     public synchronized int replenish(int required) {
+        if (shutDown) {
+            return 0; // the QP is gone: a late caller must not post to it
+        }
         int deficit = required - posted;
         if (deficit <= 0) {
             return 0;
@@ -138,8 +142,12 @@ public final class ReceivePool {
         free++;
     }
 
-    /** The QP is gone without flushing (destroyed): every POSTED buffer is FREE again. */
-    public synchronized void reclaimAllPosted() {
+    /**
+     * The QP is gone without flushing (destroyed): every POSTED buffer is FREE again, and
+     * {@link #replenish} posts nothing from now on.
+     */
+    public synchronized void shutdown() {
+        shutDown = true;
         for (int i = 0; i < state.length; i++) {
             if (state[i] == POSTED) {
                 state[i] = FREE;
