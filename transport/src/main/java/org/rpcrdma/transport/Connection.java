@@ -11,6 +11,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.rpcrdma.transport.core.CreditAccount;
 import org.rpcrdma.transport.core.Direction;
 import org.rpcrdma.transport.core.Events;
@@ -63,6 +65,13 @@ public final class Connection implements AutoCloseable {
 
     private enum State { OPEN, CLOSING, LOST }
 
+    /**
+     * A call of ours that this connection can no longer complete but that may be sent again
+     * on a new connection with the same XID (RFC 8167 §5.4): either it was never sent, or
+     * the caller asked for retry. {@code message} is a private copy.
+     */
+    record Orphan(int xid, MemorySegment message, CompletableFuture<ReceivedMessage> future, boolean retry) {}
+
     private final Params params;
     private final RpcRdmaStats stats;
     private final Direction own;
@@ -80,6 +89,12 @@ public final class Connection implements AutoCloseable {
     private final String name;
     private volatile CallHandler handler;
     private volatile boolean backchannelReady;
+    private volatile boolean closedByUser;
+    /** Takes orphaned calls when the connection is lost (the client reconnects, a Backchannel waits). */
+    private volatile Consumer<List<Orphan>> orphanSink;
+    /** Server: told when a client enables its backchannel here, with the client's instance id. */
+    private volatile BiConsumer<Connection, Long> backchannelListener;
+    private volatile long clientInstance;
     private volatile State state = State.OPEN;
     private volatile Throwable lossCause;
     private Link link;
@@ -190,13 +205,42 @@ public final class Connection implements AutoCloseable {
             throw new IllegalStateException("connection was opened with 0 backward credits");
         }
         this.handler = handler;
-        MemorySegment msg = Arena.ofAuto().allocate(40);
+        // Arguments: the client's instance id (hyper), so a server can recognise the same
+        // client on a new connection and resend backward calls there (RFC 8167 §5.4).
+        MemorySegment msg = Arena.ofAuto().allocate(48);
         int xid = (int) System.nanoTime();
         int[] words = {xid, OncRpc.CALL, OncRpc.RPC_VERSION, BACKCHANNEL_CONTROL_PROGRAM, 1, 0, 0, 0, 0, 0};
         for (int i = 0; i < words.length; i++) {
             Xdr.putInt(msg, i * 4L, words[i]);
         }
+        Xdr.putInt(msg, 40, (int) (clientInstance >>> 32));
+        Xdr.putInt(msg, 44, (int) clientInstance);
         return call(msg).thenAccept(ReceivedMessage::release);
+    }
+
+    /** Client: the handler given to {@link #enableBackchannel}, or null. */
+    CallHandler backchannelHandler() {
+        return params.client() ? handler : null;
+    }
+
+    /** Client: the instance id sent when enabling the backchannel (same on every connection). */
+    void clientInstance(long id) {
+        this.clientInstance = id;
+    }
+
+    /** The owner that takes calls this connection could not complete (see {@link Orphan}). */
+    void orphanSink(Consumer<List<Orphan>> sink) {
+        this.orphanSink = sink;
+    }
+
+    /** Server: called when a client enables its backchannel on this connection. */
+    void backchannelListener(BiConsumer<Connection, Long> l) {
+        this.backchannelListener = l;
+    }
+
+    /** Whether backward calls may be sent (server: the client enabled its backchannel). */
+    boolean backchannelReady() {
+        return backchannelReady;
     }
 
     /** Server side: the serving handler (set by the endpoint). */
@@ -225,11 +269,33 @@ public final class Connection implements AutoCloseable {
      * @throws BackchannelNotEnabledException on a server whose client has not enabled its backchannel
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall) {
+        return call(rpcCall, false);
+    }
+
+    /**
+     * {@link #call}; with {@code retry} the call's bytes are copied and, if the connection
+     * is lost before the reply, handed to the owner to send again after reconnect.
+     */
+    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, boolean retry) {
         if (!params.client() && !backchannelReady) {
             throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
                     + " backward call not sent");
         }
-        Pending p = new Pending(rpcCall);
+        Pending p = new Pending(retry && rpcCall.isNative() ? heapCopy(rpcCall) : rpcCall, null, retry);
+        return submit(p);
+    }
+
+    /** Sends a call orphaned by an earlier connection, with its XID and future. */
+    void resubmit(Orphan o) {
+        submit(new Pending(o.message(), o.future(), o.retry()));
+    }
+
+    private static MemorySegment heapCopy(MemorySegment m) {
+        return MemorySegment.ofArray(m.toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    private CompletableFuture<ReceivedMessage> submit(Pending p) {
+        MemorySegment rpcCall = p.message;
         if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
             p.future.completeExceptionally(new IllegalArgumentException("not an ONC RPC CALL message"));
             return p.future;
@@ -239,11 +305,13 @@ public final class Connection implements AutoCloseable {
                     + " bytes exceeds the send inline threshold " + params.sendInline() + " (chunks not supported)"));
             return p.future;
         }
+        p.xid = Xdr.getInt(rpcCall, 0);
         if (state != State.OPEN) {
-            p.future.completeExceptionally(new ConnectionLostException(name + ": connection not open", lossCause));
+            if (!handOver(List.of(p))) {
+                p.future.completeExceptionally(new ConnectionLostException(name + ": connection not open", lossCause));
+            }
             return p.future;
         }
-        p.xid = Xdr.getInt(rpcCall, 0);
         if (credits.tryAcquire()) {
             p.run();
             return p.future;
@@ -277,18 +345,24 @@ public final class Connection implements AutoCloseable {
 
     /** A call of ours from issue to reply. Runs as the credit-granted continuation. */
     private final class Pending implements Runnable {
-        final CompletableFuture<ReceivedMessage> future = new CompletableFuture<>();
+        final CompletableFuture<ReceivedMessage> future;
+        final boolean retry;
         MemorySegment message;
         int xid;
-        final long started = System.nanoTime();
-
-        final Events.Call event = new Events.Call();
         Events.CreditWait waitEvent;
 
-        Pending(MemorySegment m) {
+        /** {@code future} null: a new call; otherwise one moved here from a lost connection. */
+        Pending(MemorySegment m, CompletableFuture<ReceivedMessage> future, boolean retry) {
             this.message = m;
+            this.retry = retry;
+            if (future != null) {
+                this.future = future; // its latency event was begun by the first connection
+                return;
+            }
+            this.future = new CompletableFuture<>();
+            Events.Call event = new Events.Call();
             event.begin();
-            future.whenComplete((r, t) -> {
+            this.future.whenComplete((r, t) -> {
                 event.end();
                 if (event.shouldCommit()) {
                     event.connection = name;
@@ -321,7 +395,9 @@ public final class Connection implements AutoCloseable {
             }
             if (state != State.OPEN) {
                 credits.release();
-                future.completeExceptionally(new ConnectionLostException(name + ": connection lost", lossCause));
+                if (!handOver(List.of(this))) {
+                    future.completeExceptionally(new ConnectionLostException(name + ": connection lost", lossCause));
+                }
                 return;
             }
             try {
@@ -329,6 +405,14 @@ public final class Connection implements AutoCloseable {
             } catch (IllegalStateException e) {
                 credits.release();
                 future.completeExceptionally(new RpcRdmaException(e.getMessage()));
+                return;
+            }
+            if (state == State.LOST && pending.remove(xid) == this) {
+                // lost() ran between the check and put() and did not see this call: not sent
+                credits.release();
+                if (!handOver(List.of(this))) {
+                    future.completeExceptionally(new ConnectionLostException(name + ": connection lost", lossCause));
+                }
                 return;
             }
             // A receive for the reply must be posted before the call goes out (rnr_retry 0).
@@ -415,6 +499,22 @@ public final class Connection implements AutoCloseable {
             link.postSend(slot, buf, len, signalled);
         } catch (RuntimeException e) {
             lost(e);
+        }
+    }
+
+    /**
+     * Sends {@code bytes} as one Send exactly as given: no encoding, no credit, no XID
+     * table. Only for tests that play a misbehaving peer against a real server.
+     */
+    void postRaw(MemorySegment bytes) {
+        synchronized (sendLock) {
+            int slot = ring.tryAcquire();
+            if (slot < 0) {
+                throw new IllegalStateException("no free send context");
+            }
+            MemorySegment buf = sendBuffers[slot];
+            MemorySegment.copy(bytes, 0, buf, 0, bytes.byteSize());
+            link.postSend(slot, buf, (int) bytes.byteSize(), ring.shouldSignal());
         }
     }
 
@@ -553,8 +653,17 @@ public final class Connection implements AutoCloseable {
             return false;
         }
         if (!params.client() && len >= 16 && Xdr.getInt(buf, off + 12) == BACKCHANNEL_CONTROL_PROGRAM) {
+            long instance = len >= 48 ? (long) Xdr.getInt(buf, off + 40) << 32 | (Xdr.getInt(buf, off + 44) & 0xffffffffL) : 0;
             backchannelReady = true;
             replyControl(h.rpcXid());
+            BiConsumer<Connection, Long> l = backchannelListener;
+            if (l != null && instance != 0) {
+                try {
+                    l.accept(this, instance);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, name + ": backchannel listener threw", e);
+                }
+            }
             return false;
         }
         if (hd == null) {
@@ -671,9 +780,14 @@ public final class Connection implements AutoCloseable {
 
     private void failAll(ConnectionLostException e) {
         List<Pending> ps = pending.removeAll();
+        List<Pending> again = new java.util.ArrayList<>();
         for (Pending p : ps) {
             credits.release();
-            p.future.completeExceptionally(e);
+            if (p.retry) {
+                again.add(p); // sent, maybe executed: only the caller may allow a resend
+            } else {
+                p.future.completeExceptionally(e);
+            }
         }
         List<Pending> waiting;
         synchronized (creditWaiters) {
@@ -682,8 +796,33 @@ public final class Connection implements AutoCloseable {
         }
         for (Pending p : waiting) {
             credits.cancel(p);
-            p.future.completeExceptionally(e);
+            again.add(p); // never sent: always safe to send on the next connection
         }
+        // The owner hears of every loss, even with nothing to carry over: a client with a
+        // backchannel must reconnect anyway (RFC 8167 §5.4).
+        if (!handOver(again)) {
+            for (Pending p : again) {
+                p.future.completeExceptionally(e);
+            }
+        }
+    }
+
+    /** Gives calls to the owner's orphan sink unless closed by the user; false if not taken. */
+    private boolean handOver(List<Pending> ps) {
+        Consumer<List<Orphan>> sink = orphanSink;
+        if (sink == null || closedByUser) {
+            return false;
+        }
+        List<Orphan> os = new java.util.ArrayList<>(ps.size());
+        for (Pending p : ps) {
+            MemorySegment m;
+            synchronized (p) {
+                m = p.message;
+            }
+            os.add(new Orphan(p.xid, m.isNative() ? heapCopy(m) : m, p.future, p.retry));
+        }
+        sink.accept(os);
+        return true;
     }
 
     /** Outstanding calls of ours (waiting for a reply). */
@@ -700,6 +839,7 @@ public final class Connection implements AutoCloseable {
             if (state == State.OPEN) {
                 state = State.CLOSING;
             }
+            closedByUser = true;
         }
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         while (pending.size() + credits.waiting() > 0 && System.nanoTime() < deadline && state != State.LOST) {

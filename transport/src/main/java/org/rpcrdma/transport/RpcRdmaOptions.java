@@ -18,9 +18,12 @@ import org.rpcrdma.transport.wire.ConnectPrivate;
  * @param signalEvery       signal one Send in this many (selective signalling)
  * @param backchannelWaitMillis how long a server's pending backward calls wait for the
  *                          client to come back after a disconnect (RFC 8167 §5.4)
+ * @param reconnectAttempts how many times a client tries to connect again after losing its
+ *                          connection, when it has calls to resend or a backchannel to keep
+ *                          (0: never; pending calls then fail with ConnectionLostException)
  */
 public record RpcRdmaOptions(int port, int inlineThreshold, int credits, int backwardCredits, boolean busyPoll,
-        int connectTimeoutMillis, int receiveBatch, int signalEvery, long backchannelWaitMillis) {
+        int connectTimeoutMillis, int receiveBatch, int signalEvery, long backchannelWaitMillis, int reconnectAttempts) {
 
     public static final int DEFAULT_PORT = 20049;
     /** Linux's default inline size (xprt_rdma_max_inline_read/write). */
@@ -36,6 +39,7 @@ public record RpcRdmaOptions(int port, int inlineThreshold, int credits, int bac
         check("connectTimeoutMillis", connectTimeoutMillis, 1, 600_000);
         check("receiveBatch", receiveBatch, 1, 256);
         check("signalEvery", signalEvery, 1, 256);
+        check("reconnectAttempts", reconnectAttempts, 0, 1000);
         if (backchannelWaitMillis < 0) {
             throw new IllegalArgumentException("backchannelWaitMillis must be >= 0, got " + backchannelWaitMillis);
         }
@@ -50,39 +54,52 @@ public record RpcRdmaOptions(int port, int inlineThreshold, int credits, int bac
         }
     }
 
-    /** Defaults: port 20049, 4 KiB inline, 32 credits, backchannel off, event-mode polling. */
+    /**
+     * Defaults: port 20049, 4 KiB inline, 32 credits, backchannel off, event-mode polling,
+     * 5 s connect timeout, backward calls wait 30 s for a reconnect, 3 reconnect attempts.
+     */
     public static RpcRdmaOptions defaults() {
-        return new RpcRdmaOptions(DEFAULT_PORT, DEFAULT_INLINE, DEFAULT_CREDITS, 0, false, 5000, 8, 8, 30_000);
+        return new RpcRdmaOptions(DEFAULT_PORT, DEFAULT_INLINE, DEFAULT_CREDITS, 0, false, 5000, 8, 8, 30_000, 3);
+    }
+
+    public RpcRdmaOptions withBackchannelWaitMillis(long ms) {
+        return new RpcRdmaOptions(port, inlineThreshold, credits, backwardCredits, busyPoll, connectTimeoutMillis,
+                receiveBatch, signalEvery, ms, reconnectAttempts);
+    }
+
+    public RpcRdmaOptions withReconnectAttempts(int n) {
+        return new RpcRdmaOptions(port, inlineThreshold, credits, backwardCredits, busyPoll, connectTimeoutMillis,
+                receiveBatch, signalEvery, backchannelWaitMillis, n);
     }
 
     public RpcRdmaOptions withPort(int p) {
         return new RpcRdmaOptions(p, inlineThreshold, credits, backwardCredits, busyPoll, connectTimeoutMillis,
-                receiveBatch, signalEvery, backchannelWaitMillis);
+                receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
     }
 
     public RpcRdmaOptions withInlineThreshold(int t) {
         return new RpcRdmaOptions(port, t, credits, backwardCredits, busyPoll, connectTimeoutMillis,
-                receiveBatch, signalEvery, backchannelWaitMillis);
+                receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
     }
 
     public RpcRdmaOptions withCredits(int c) {
         return new RpcRdmaOptions(port, inlineThreshold, c, backwardCredits, busyPoll, connectTimeoutMillis,
-                receiveBatch, signalEvery, backchannelWaitMillis);
+                receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
     }
 
     public RpcRdmaOptions withBackwardCredits(int c) {
         return new RpcRdmaOptions(port, inlineThreshold, credits, c, busyPoll, connectTimeoutMillis,
-                receiveBatch, signalEvery, backchannelWaitMillis);
+                receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
     }
 
     public RpcRdmaOptions withConnectTimeoutMillis(int ms) {
         return new RpcRdmaOptions(port, inlineThreshold, credits, backwardCredits, busyPoll, ms,
-                receiveBatch, signalEvery, backchannelWaitMillis);
+                receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
     }
 
     public RpcRdmaOptions withBusyPoll(boolean b) {
         return new RpcRdmaOptions(port, inlineThreshold, credits, backwardCredits, b, connectTimeoutMillis,
-                receiveBatch, signalEvery, backchannelWaitMillis);
+                receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
     }
 
     /** Send contexts: enough for every call and reply that can be in flight at once. */

@@ -35,6 +35,7 @@ public final class RpcRdmaServer implements AutoCloseable {
     private final CmId listener;
     private final Map<Long, Accepted> byId = new ConcurrentHashMap<>();
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
+    private final Map<Long, Backchannel> backchannels = new ConcurrentHashMap<>();
     private final RpcRdmaStats stats = new RpcRdmaStats();
     private final Thread cmThread;
     private volatile boolean closing;
@@ -76,6 +77,41 @@ public final class RpcRdmaServer implements AutoCloseable {
     /** Connections currently open. */
     public List<Connection> connections() {
         return List.copyOf(connections);
+    }
+
+    /**
+     * The backchannel of the client with this id ({@link RpcRdmaClient#clientId()}), made
+     * on first use: calls made before the client enabled it wait for it like calls across a
+     * reconnect (RFC 8167 §5.4).
+     */
+    public Backchannel backchannel(long clientId) {
+        if (clientId == 0) {
+            throw new IllegalArgumentException("client id 0 is reserved (a client that sent none)");
+        }
+        return backchannels.computeIfAbsent(clientId, k -> new Backchannel(k, options.backchannelWaitMillis()));
+    }
+
+    /**
+     * For upper layers that know their clients themselves (an NFSv4.1 session's
+     * BIND_CONN_TO_SESSION / CREATE_SESSION): backward calls for {@code key} go to
+     * {@code c} from now on, and calls waiting for that client are sent there.
+     */
+    public Backchannel bindBackchannel(long key, Connection c) {
+        if (c.isClient() || !connections.contains(c)) {
+            throw new IllegalArgumentException(c + " is not a connection of this server");
+        }
+        c.markBackchannelReady();
+        Backchannel b = backchannel(key);
+        b.bind(c);
+        return b;
+    }
+
+    /** Forgets a client's backchannel (its session ended); its waiting calls fail. */
+    public void removeBackchannel(long clientId) {
+        Backchannel b = backchannels.remove(clientId);
+        if (b != null) {
+            b.close();
+        }
     }
 
     /** Counters summed over all connections (each connection also has its own). */
@@ -130,6 +166,7 @@ public final class RpcRdmaServer implements AutoCloseable {
                         o.credits(), s.remoteInvalidation(), o.signalEvery()),
                 o.receiveBuffers(), o.receiveBatch(), o.sendContexts(), link.sendMemory(), link.receiveMemory(), stats);
         c.handler(handler);
+        c.backchannelListener((conn, clientId) -> backchannel(clientId).bind(conn));
         byId.put(id.handle().address(), new Accepted(id, link, c));
         connections.add(c);
         if (onConnect != null) {
@@ -180,6 +217,8 @@ public final class RpcRdmaServer implements AutoCloseable {
         }
         byId.clear();
         connections.clear();
+        backchannels.values().forEach(Backchannel::close);
+        backchannels.clear();
         listener.close();
         events.close();
     }

@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.verbs.Device;
 import org.rpcrdma.transport.verbs.LiveResources;
+import org.rpcrdma.transport.verbs.ProcessProbe;
 
 /** Client and server endpoints over real verbs (Soft-RoCE guest); fails without a device. */
 @Tag("verbs")
@@ -158,25 +159,47 @@ class EndpointVerbsTest {
     }
 
     @Test
-    void connectCloseCyclesLeaveResourcesAndThreadsFlat() throws Exception {
+    void thousandConnectCloseCyclesLeaveNativeMemoryAndThreadsFlat() throws Exception {
         InetAddress ip = deviceAddress();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, echo(), null);
         InetSocketAddress to = new InetSocketAddress(ip, server.port());
-        int cycles = Integer.getInteger("rpcrdma.cycles", 300);
-        int threadsBefore = 0;
+        int cycles = Integer.getInteger("rpcrdma.cycles", 1000);
+        int threads0 = 0;
+        long maps0 = 0;
+        long malloc0 = 0;
+        long fds0 = 0;
+        long start = System.nanoTime();
         for (int i = 0; i < cycles; i++) {
-            try (RpcRdmaClient c = RpcRdmaClient.connect(to, OPTS)) {
-                c.connection().call(callMsg(i, 1, new byte[0])).get(10, TimeUnit.SECONDS).release();
-            }
-            if (i == 9) {
+            if (i == cycles / 2) { // the JVM's own growth (JIT, class data) settles in the first half
+                System.gc();
                 Thread.sleep(200);
-                threadsBefore = Thread.activeCount();
+                threads0 = Thread.activeCount();
+                maps0 = ProcessProbe.mappings();
+                malloc0 = ProcessProbe.mallocInUseKiB();
+                fds0 = ProcessProbe.fds();
+            }
+            try (RpcRdmaClient c = RpcRdmaClient.connect(to, OPTS)) {
+                c.call(callMsg(i, 1, new byte[0])).get(10, TimeUnit.SECONDS).release();
             }
         }
+        long ms = (System.nanoTime() - start) / 1_000_000;
         assertTrue(waitFor(() -> server.connections().isEmpty()), "server still holds " + server.connections().size());
+        System.gc();
         Thread.sleep(300);
-        assertTrue(Thread.activeCount() <= threadsBefore + 2,
-                "threads grew from " + threadsBefore + " to " + Thread.activeCount());
+        int threads1 = Thread.activeCount();
+        long maps1 = ProcessProbe.mappings();
+        long malloc1 = ProcessProbe.mallocInUseKiB();
+        long fds1 = ProcessProbe.fds();
+        System.out.printf("endpoint cycles: %d connect+call+close in %d ms; second half: threads %d -> %d,"
+                + " mappings %d -> %d, malloc in use %d -> %d KiB, fds %d -> %d%n",
+                cycles, ms, threads0, threads1, maps0, maps1, malloc0, malloc1, fds0, fds1);
+        assertEquals(0, server.stats().badHeaders.sum());
+        assertTrue(threads1 <= threads0 + 2, "threads grew from " + threads0 + " to " + threads1);
+        assertTrue(Math.abs(fds1 - fds0) <= 4, "fds " + fds0 + " -> " + fds1);
+        // Each cycle maps and frees two contexts' worth of rings and registers two MRs pairs;
+        // a leak of any would add mappings every cycle (cycles/2 over the half measured).
+        assertTrue(maps1 - maps0 < Math.max(20, cycles / 20), "mappings grew by " + (maps1 - maps0));
+        assertTrue(malloc1 - malloc0 < 4096, "malloc'd memory grew by " + (malloc1 - malloc0) + " KiB");
     }
 
     private static boolean waitFor(java.util.function.BooleanSupplier p) throws InterruptedException {

@@ -28,5 +28,10 @@ class RpcRdmaOptionsTest {
                 .contains("multiple of 4"));
         assertThrows(IllegalArgumentException.class, () -> d.withBackwardCredits(-1));
         assertEquals(7, d.withPort(7).port());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withReconnectAttempts(-1)).getMessage()
+                .startsWith("reconnectAttempts"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withBackchannelWaitMillis(-5)).getMessage()
+                .startsWith("backchannelWaitMillis"));
+        assertEquals(0, d.withReconnectAttempts(0).reconnectAttempts());
     }
 }

@@ -26,27 +26,6 @@ class LeakTest extends VerbsTestBase {
     private static final int CYCLES = 1000;
     private static final int CM_EVERY = 10;
 
-    private static long fds() {
-        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
-            return s.count();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private static long rssKiB() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmRSS:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", ""));
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        throw new IllegalStateException("no VmRSS");
-    }
-
     private static void cycle(String dev, InetAddress ip, int i) {
         try (Arena arena = Arena.ofConfined();
              Device d = Device.open(dev);
@@ -75,27 +54,27 @@ class LeakTest extends VerbsTestBase {
             cycle(dev, ip, i);
         }
         System.gc();
-        long fds0 = fds();
+        long fds0 = ProcessProbe.fds();
         int threads0 = Thread.activeCount();
-        long rss0 = rssKiB();
+        long rss0 = ProcessProbe.rssKiB();
         long start = System.nanoTime();
         long malloc0 = 0;
         long maps0 = 0;
         for (int i = 0; i < CYCLES; i++) {
             if (i == CYCLES / 2) { // the JVM's own growth settles in the first half
                 System.gc();
-                malloc0 = mallocInUseKiB();
-                maps0 = mappings();
+                malloc0 = ProcessProbe.mallocInUseKiB();
+                maps0 = ProcessProbe.mappings();
             }
             cycle(dev, ip, i);
         }
         long ms = (System.nanoTime() - start) / 1_000_000;
         System.gc();
-        long fds1 = fds();
+        long fds1 = ProcessProbe.fds();
         int threads1 = Thread.activeCount();
-        long rss1 = rssKiB();
-        long malloc1 = mallocInUseKiB();
-        long maps1 = mappings();
+        long rss1 = ProcessProbe.rssKiB();
+        long malloc1 = ProcessProbe.mallocInUseKiB();
+        long maps1 = ProcessProbe.mappings();
         System.out.printf("LeakTest: second half: malloc in use %d -> %d KiB, mappings %d -> %d%n",
                 malloc0, malloc1, maps0, maps1);
         System.out.printf("LeakTest: %d cycles (%d with rdma_cm) in %d ms; fds %d -> %d, threads %d -> %d, RSS %d -> %d KiB%n",
@@ -113,30 +92,4 @@ class LeakTest extends VerbsTestBase {
                 + " KiB over the last 500 cycles");
     }
 
-    private static long mappings() {
-        try {
-            return Files.readAllLines(Path.of("/proc/self/maps")).size();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    /** glibc mallinfo2(): uordblks (in use from arenas) + hblkhd (in use from mmap), in KiB. */
-    private static long mallocInUseKiB() {
-        Linker linker = Linker.nativeLinker();
-        StructLayout info = MemoryLayout.structLayout(
-                ValueLayout.JAVA_LONG.withName("arena"), ValueLayout.JAVA_LONG.withName("ordblks"),
-                ValueLayout.JAVA_LONG.withName("smblks"), ValueLayout.JAVA_LONG.withName("hblks"),
-                ValueLayout.JAVA_LONG.withName("hblkhd"), ValueLayout.JAVA_LONG.withName("usmblks"),
-                ValueLayout.JAVA_LONG.withName("fsmblks"), ValueLayout.JAVA_LONG.withName("uordblks"),
-                ValueLayout.JAVA_LONG.withName("fordblks"), ValueLayout.JAVA_LONG.withName("keepcost"));
-        MethodHandle mallinfo2 = linker.downcallHandle(linker.defaultLookup().find("mallinfo2").orElseThrow(),
-                FunctionDescriptor.of(info));
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment m = (MemorySegment) mallinfo2.invokeExact((SegmentAllocator) arena);
-            return (m.get(ValueLayout.JAVA_LONG, 7 * 8) + m.get(ValueLayout.JAVA_LONG, 4 * 8)) / 1024;
-        } catch (Throwable t) {
-            throw new AssertionError("mallinfo2", t);
-        }
-    }
 }

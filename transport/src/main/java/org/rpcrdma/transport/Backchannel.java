@@ -1,0 +1,155 @@
+package org.rpcrdma.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The server's side of one client's backchannel, across that client's connections.
+ *
+ * <p>A server cannot connect to a client, so a backward call whose connection is lost
+ * must wait for the client to connect again before it can be retransmitted (RFC 8167
+ * §5.4). Calls made here are sent on the connection the client last enabled its
+ * backchannel on; when that connection is lost, outstanding and new calls wait up to
+ * {@link RpcRdmaOptions#backchannelWaitMillis()} for the client to come back, are then
+ * sent again on the new connection with the same XID, or fail with
+ * {@link ConnectionLostException} naming the wait. (The RFC lets a requester wait
+ * indefinitely; a bound keeps a vanished client from holding calls forever.)
+ *
+ * <p>Our clients identify themselves when they enable the backchannel
+ * ({@link RpcRdmaClient#clientId()}); an upper layer that knows its clients by other means
+ * (an NFSv4.1 session) binds connections itself with {@link RpcRdmaServer#bindBackchannel}.
+ */
+public final class Backchannel {
+    private final long clientId;
+    private final long waitMillis;
+    private final Object lock = new Object();
+    private final List<Connection.Orphan> waiting = new ArrayList<>();
+    private Connection bound;
+    private boolean closed;
+
+    Backchannel(long clientId, long waitMillis) {
+        this.clientId = clientId;
+        this.waitMillis = waitMillis;
+    }
+
+    public long clientId() {
+        return clientId;
+    }
+
+    /** The connection backward calls go to now, or null before the client first enabled it. */
+    public Connection connection() {
+        synchronized (lock) {
+            return bound;
+        }
+    }
+
+    /** Calls waiting for the client to reconnect. */
+    public int waitingCalls() {
+        synchronized (lock) {
+            return waiting.size();
+        }
+    }
+
+    /**
+     * Sends a backward call (bytes from its XID on; msg_type CALL). The future completes
+     * with the reply (release it), or exceptionally: {@link ConnectionLostException} when
+     * the client did not come back in time or the server closed, {@link RdmaErrorException},
+     * {@link RpcRdmaException}.
+     */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall) {
+        Connection c;
+        synchronized (lock) {
+            if (closed) {
+                return CompletableFuture.failedFuture(new ConnectionLostException(this + ": server closed", null));
+            }
+            c = bound;
+            if (c == null || !c.isOpen()) {
+                if (rpcCall.byteSize() < 4) {
+                    return CompletableFuture.failedFuture(new IllegalArgumentException("not an ONC RPC CALL message"));
+                }
+                Connection.Orphan o = new Connection.Orphan(org.rpcrdma.transport.wire.Xdr.getInt(rpcCall, 0),
+                        MemorySegment.ofArray(rpcCall.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)),
+                        new CompletableFuture<>(), true);
+                park(List.of(o));
+                return o.future();
+            }
+        }
+        return c.call(rpcCall, true);
+    }
+
+    /** The client enabled its backchannel on {@code c}: waiting calls go there now. */
+    void bind(Connection c) {
+        List<Connection.Orphan> resend;
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            bound = c;
+            resend = List.copyOf(waiting);
+            waiting.clear();
+        }
+        c.orphanSink(os -> adopt(c, os));
+        resend.forEach(c::resubmit);
+    }
+
+    /** From a lost connection: its outstanding backward calls (maybe none). */
+    private void adopt(Connection lost, List<Connection.Orphan> orphans) {
+        Connection now;
+        boolean gone;
+        synchronized (lock) {
+            now = bound;
+            gone = closed;
+            if (!gone && (now == lost || now == null || !now.isOpen())) {
+                park(orphans);
+                return;
+            }
+        }
+        if (gone) {
+            fail(orphans, this + ": server closed");
+        } else {
+            orphans.forEach(now::resubmit); // the client is already back on another connection
+        }
+    }
+
+    /** Caller holds lock. */
+    private void park(List<Connection.Orphan> orphans) {
+        for (Connection.Orphan o : orphans) {
+            waiting.add(o);
+            CompletableFuture.delayedExecutor(waitMillis, TimeUnit.MILLISECONDS).execute(() -> expire(o));
+        }
+    }
+
+    private void expire(Connection.Orphan o) {
+        boolean removed;
+        synchronized (lock) {
+            removed = waiting.removeIf(w -> w == o);
+        }
+        if (removed) {
+            fail(List.of(o), this + ": backward call 0x" + Integer.toHexString(o.xid())
+                    + " not sent: the client did not reconnect within " + waitMillis + " ms");
+        }
+    }
+
+    void close() {
+        List<Connection.Orphan> left;
+        synchronized (lock) {
+            closed = true;
+            left = List.copyOf(waiting);
+            waiting.clear();
+        }
+        fail(left, this + ": server closed");
+    }
+
+    private static void fail(List<Connection.Orphan> os, String why) {
+        ConnectionLostException e = new ConnectionLostException(why, null);
+        os.forEach(o -> o.future().completeExceptionally(e));
+    }
+
+    @Override
+    public String toString() {
+        return "backchannel " + Long.toHexString(clientId);
+    }
+}

@@ -1,0 +1,184 @@
+package org.rpcrdma.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.results;
+import static org.rpcrdma.transport.EndpointVerbsTest.OPTS;
+import static org.rpcrdma.transport.EndpointVerbsTest.deviceAddress;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.rpcrdma.transport.verbs.LiveResources;
+
+/**
+ * Connection loss with recovery, on real verbs: forward calls resent after the client
+ * reconnects (same XID), and backward calls that wait for the client to come back
+ * (RFC 8167 §5.4) or fail when it does not in time.
+ */
+@Tag("verbs")
+class ReconnectVerbsTest {
+    private RpcRdmaServer server;
+    private RpcRdmaClient client;
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (client != null) {
+            client.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+        Thread.sleep(100);
+        assertEquals(0, LiveResources.total(), () -> "verbs objects left open: " + LiveResources.snapshot());
+    }
+
+    /**
+     * Records every call it sees as "connection/xid"; on the first connection it holds
+     * (never answers) calls whose first argument byte is 'H', everything else it echoes.
+     */
+    private static final class HoldFirst implements CallHandler {
+        final List<String> seen = new CopyOnWriteArrayList<>();
+        final AtomicReference<Connection> first = new AtomicReference<>();
+
+        @Override
+        public void handle(IncomingCall call) {
+            first.compareAndSet(null, call.connection());
+            seen.add(System.identityHashCode(call.connection()) + "/" + Integer.toHexString(call.xid()));
+            MemorySegment m = call.message().bytes();
+            boolean hold = m.byteSize() > 40 && m.get(ValueLayout.JAVA_BYTE, 40) == 'H';
+            if (call.connection() != first.get() || !hold) {
+                echo().handle(call);
+            }
+        }
+
+        long count(int xid) {
+            return seen.stream().filter(s -> s.endsWith("/" + Integer.toHexString(xid))).count();
+        }
+
+        long connections() {
+            return seen.stream().map(s -> s.substring(0, s.indexOf('/'))).distinct().count();
+        }
+    }
+
+    @Test
+    void retriedCallIsResentWithItsXidAfterReconnectAndOthersFail() throws Exception {
+        InetAddress ip = deviceAddress();
+        HoldFirst h = new HoldFirst();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, h, null);
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), OPTS);
+        Connection before = client.connection();
+        byte[] args = {'H', 2, 3, 4};
+        // one answered call first: its reply grants more than the initial single credit
+        assertArrayEquals(new byte[4], results(client.call(callMsg(0x76, 1, new byte[4])).get(30, TimeUnit.SECONDS)));
+        CompletableFuture<ReceivedMessage> retried = client.call(callMsg(0x77, 1, args), true);
+        CompletableFuture<ReceivedMessage> plain = client.call(callMsg(0x78, 1, args), false);
+        assertTrue(waitFor(() -> h.seen.size() == 3), "server saw " + h.seen);
+
+        h.first.get().close(0, TimeUnit.MILLISECONDS); // the server drops the connection
+
+        assertArrayEquals(args, results(retried.get(60, TimeUnit.SECONDS)));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> plain.get(10, TimeUnit.SECONDS));
+        assertInstanceOf(ConnectionLostException.class, e.getCause());
+        assertEquals(2, h.count(0x77), "XID 0x77 sent on both connections: " + h.seen);
+        assertEquals(1, h.count(0x78), "the call without retry is not resent: " + h.seen);
+        assertEquals(2, h.connections());
+        assertEquals(1, client.reconnects());
+        assertNotSame(before, client.connection());
+        assertTrue(client.connection().isOpen());
+        // and the new connection carries new calls
+        assertArrayEquals(args, results(client.call(callMsg(0x79, 1, args)).get(10, TimeUnit.SECONDS)));
+    }
+
+    @Test
+    void backwardCallWaitsForTheClientToReconnectAndIsResentWithItsXid() throws Exception {
+        InetAddress ip = deviceAddress();
+        RpcRdmaOptions o = OPTS.withBackwardCredits(4);
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), null);
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+        HoldFirst h = new HoldFirst();
+        client.enableBackchannel(h).get(30, TimeUnit.SECONDS);
+        Backchannel bc = server.backchannel(client.clientId());
+        assertTrue(waitFor(() -> bc.connection() != null), "client never bound its backchannel");
+        Connection firstServerSide = bc.connection();
+
+        byte[] args = {'H', 8, 7, 6};
+        CompletableFuture<ReceivedMessage> f = bc.call(callMsg(0x99, 7, args));
+        assertTrue(waitFor(() -> h.seen.size() == 1), "client saw " + h.seen);
+
+        // the client loses its link (not a close): it must come back for the backchannel
+        client.connection().onLinkLost(new RpcRdmaException("test: link down"));
+
+        assertArrayEquals(args, results(f.get(60, TimeUnit.SECONDS)));
+        assertEquals(2, h.count(0x99), "backward XID 0x99 sent on both connections: " + h.seen);
+        assertEquals(1, client.reconnects());
+        assertNotSame(firstServerSide, bc.connection());
+        assertEquals(0, bc.waitingCalls());
+    }
+
+    @Test
+    void backwardCallFailsWhenTheClientDoesNotReturnInTime() throws Exception {
+        InetAddress ip = deviceAddress();
+        RpcRdmaOptions o = OPTS.withBackwardCredits(2).withBackchannelWaitMillis(300);
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), null);
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+        HoldFirst h = new HoldFirst();
+        client.enableBackchannel(h).get(30, TimeUnit.SECONDS);
+        Backchannel bc = server.backchannel(client.clientId());
+        assertTrue(waitFor(() -> bc.connection() != null));
+        CompletableFuture<ReceivedMessage> f = bc.call(callMsg(0x55, 7, new byte[] {'H', 0, 0, 0}));
+        assertTrue(waitFor(() -> h.seen.size() == 1));
+
+        client.close(); // for good
+        client = null;
+
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS));
+        assertInstanceOf(ConnectionLostException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains("did not reconnect within 300 ms"), e.getCause().getMessage());
+        // a call made while the client is away waits and fails the same way
+        CompletableFuture<ReceivedMessage> later = bc.call(callMsg(0x56, 7, new byte[0]));
+        assertEquals(1, bc.waitingCalls());
+        assertInstanceOf(ConnectionLostException.class,
+                assertThrows(ExecutionException.class, () -> later.get(30, TimeUnit.SECONDS)).getCause());
+    }
+
+    @Test
+    void retriedCallFailsNamingTheAttemptsWhenTheServerIsGone() throws Exception {
+        InetAddress ip = deviceAddress();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, call -> { }, null);
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()),
+                OPTS.withConnectTimeoutMillis(2000).withReconnectAttempts(2));
+        CompletableFuture<ReceivedMessage> f = client.call(callMsg(0x31, 1, new byte[0]), true);
+        assertTrue(waitFor(() -> server.stats().callsReceived.sum() == 1));
+        server.close();
+        server = null;
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
+        assertInstanceOf(ConnectionLostException.class, e.getCause());
+        assertTrue(e.getCause().getMessage().contains("2 reconnect attempts failed"), e.getCause().getMessage());
+        assertEquals(0, client.reconnects());
+    }
+
+    static boolean waitFor(BooleanSupplier p) throws InterruptedException {
+        for (int i = 0; i < 3000 && !p.getAsBoolean(); i++) {
+            Thread.sleep(10);
+        }
+        return p.getAsBoolean();
+    }
+}

@@ -1,0 +1,73 @@
+package org.rpcrdma.transport.verbs;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+/**
+ * What this process holds, for leak tests: file descriptors, RSS, memory mappings (a leaked
+ * verbs context or CQ ring stays mmap'd) and glibc's malloc'd bytes in use (a leaked
+ * context's state). Linux only.
+ */
+public final class ProcessProbe {
+    private ProcessProbe() {}
+
+    public static long fds() {
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.count();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public static long rssKiB() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", ""));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        throw new IllegalStateException("no VmRSS");
+    }
+
+    public static long mappings() {
+        try {
+            return Files.readAllLines(Path.of("/proc/self/maps")).size();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** glibc mallinfo2(): uordblks (in use from arenas) + hblkhd (in use from mmap), in KiB. */
+    public static long mallocInUseKiB() {
+        Linker linker = Linker.nativeLinker();
+        StructLayout info = MemoryLayout.structLayout(
+                ValueLayout.JAVA_LONG.withName("arena"), ValueLayout.JAVA_LONG.withName("ordblks"),
+                ValueLayout.JAVA_LONG.withName("smblks"), ValueLayout.JAVA_LONG.withName("hblks"),
+                ValueLayout.JAVA_LONG.withName("hblkhd"), ValueLayout.JAVA_LONG.withName("usmblks"),
+                ValueLayout.JAVA_LONG.withName("fsmblks"), ValueLayout.JAVA_LONG.withName("uordblks"),
+                ValueLayout.JAVA_LONG.withName("fordblks"), ValueLayout.JAVA_LONG.withName("keepcost"));
+        MethodHandle mallinfo2 = linker.downcallHandle(linker.defaultLookup().find("mallinfo2").orElseThrow(),
+                FunctionDescriptor.of(info));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment m = (MemorySegment) mallinfo2.invokeExact((SegmentAllocator) arena);
+            return (m.get(ValueLayout.JAVA_LONG, 7 * 8) + m.get(ValueLayout.JAVA_LONG, 4 * 8)) / 1024;
+        } catch (Throwable t) {
+            throw new AssertionError("mallinfo2", t);
+        }
+    }
+}
