@@ -82,8 +82,16 @@ public final class Connection implements AutoCloseable {
     private final MemorySegment[] sendBuffers;
     private final RpcRdmaHeader rxHeader;
     private final Object sendLock = new Object();
+    /** close() waits here for outstanding calls; notified as replies arrive while CLOSING. */
+    private final Object drained = new Object();
     private final ArrayDeque<Outbound> sendQueue = new ArrayDeque<>();
     private final ArrayDeque<Pending> creditWaiters = new ArrayDeque<>();
+    /**
+     * Calls holding a credit but not sent because no receive could be posted for their
+     * reply (the user holds too many received messages): back-pressure instead of an RNR
+     * error that would drop the connection. Sent as buffers are released.
+     */
+    private final ArrayDeque<Pending> bufferWaiters = new ArrayDeque<>();
     private final AtomicInteger peerOutstanding = new AtomicInteger();
     private final AtomicInteger peerHighWater = new AtomicInteger();
     private final String name;
@@ -393,6 +401,7 @@ public final class Connection implements AutoCloseable {
                 w.window = credits.window();
                 w.commit();
             }
+            waitEvent = null;
             if (state != State.OPEN) {
                 credits.release();
                 if (!handOver(List.of(this))) {
@@ -417,12 +426,49 @@ public final class Connection implements AutoCloseable {
             }
             // A receive for the reply must be posted before the call goes out (rnr_retry 0).
             receives.replenish(requiredReceives());
+            if (receives.posted() < requiredReceives()) {
+                pending.remove(xid);
+                synchronized (bufferWaiters) {
+                    bufferWaiters.add(this);
+                }
+                stats.receiveBufferWaits.increment();
+                retryBufferWaiters(); // a buffer may have come back in between
+                return;
+            }
             MemorySegment m;
             synchronized (this) {
                 m = message;
             }
             send(Outbound.rdmaMsg(xid, requestCredits(), m));
             stats.callsSent.increment();
+        }
+    }
+
+    /** A received message was released: its buffer may let a parked call go. */
+    private void releaseReceive(int slot) {
+        receives.release(slot);
+        retryBufferWaiters();
+    }
+
+    private void retryBufferWaiters() {
+        while (true) {
+            Pending p;
+            synchronized (bufferWaiters) {
+                if (bufferWaiters.isEmpty() || state != State.OPEN && state != State.CLOSING) {
+                    return;
+                }
+                try {
+                    receives.replenish(requiredReceives());
+                } catch (RuntimeException e) {
+                    lost(e);
+                    return;
+                }
+                if (receives.posted() < requiredReceives()) {
+                    return;
+                }
+                p = bufferWaiters.poll();
+            }
+            p.run(); // it still holds its credit
         }
     }
 
@@ -545,6 +591,11 @@ public final class Connection implements AutoCloseable {
             if (!keep) {
                 receives.release(slot);
             }
+            if (state == State.CLOSING) {
+                synchronized (drained) {
+                    drained.notifyAll();
+                }
+            }
             if (state == State.OPEN || state == State.CLOSING) {
                 try {
                     receives.replenish(requiredReceives());
@@ -623,7 +674,7 @@ public final class Connection implements AutoCloseable {
                 p.future.completeExceptionally(new RpcRdmaException("reply uses chunks we never offered"));
                 return false;
             }
-            p.future.complete(new ReceivedMessage(buf.asSlice(off, len), () -> receives.release(slot)));
+            p.future.complete(new ReceivedMessage(buf.asSlice(off, len), () -> releaseReceive(slot)));
             return true;
         }
         if (type != RpcRdma.RPC_CALL) {
@@ -670,7 +721,7 @@ public final class Connection implements AutoCloseable {
             peerOutstanding.decrementAndGet();
             return false;
         }
-        Incoming in = new Incoming(h.rpcXid(), new ReceivedMessage(buf.asSlice(off, len), () -> receives.release(slot)));
+        Incoming in = new Incoming(h.rpcXid(), new ReceivedMessage(buf.asSlice(off, len), () -> releaseReceive(slot)));
         try {
             hd.handle(in);
         } catch (RuntimeException e) {
@@ -798,6 +849,13 @@ public final class Connection implements AutoCloseable {
             credits.cancel(p);
             again.add(p); // never sent: always safe to send on the next connection
         }
+        synchronized (bufferWaiters) {
+            for (Pending p : bufferWaiters) {
+                credits.release();
+                again.add(p); // never sent either
+            }
+            bufferWaiters.clear();
+        }
         // The owner hears of every loss, even with nothing to carry over: a client with a
         // backchannel must reconnect anyway (RFC 8167 §5.4).
         if (!handOver(again)) {
@@ -825,6 +883,12 @@ public final class Connection implements AutoCloseable {
         return true;
     }
 
+    private int bufferWaiting() {
+        synchronized (bufferWaiters) {
+            return bufferWaiters.size();
+        }
+    }
+
     /** Outstanding calls of ours (waiting for a reply). */
     public int outstandingCalls() {
         return pending.size();
@@ -842,13 +906,18 @@ public final class Connection implements AutoCloseable {
             closedByUser = true;
         }
         long deadline = System.nanoTime() + unit.toNanos(timeout);
-        while (pending.size() + credits.waiting() > 0 && System.nanoTime() < deadline && state != State.LOST) {
-            Thread.onSpinWait();
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
+        synchronized (drained) {
+            long left;
+            while (pending.size() + credits.waiting() + bufferWaiting() > 0 && state != State.LOST
+                    && (left = deadline - System.nanoTime()) > 0) {
+                try {
+                    // woken by each message received while CLOSING; the bound covers a reply
+                    // that slipped in between the check and the wait
+                    drained.wait(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 50)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
             }
         }
         lost(new RpcRdmaException("closed"));

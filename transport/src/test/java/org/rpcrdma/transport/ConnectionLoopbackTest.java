@@ -230,6 +230,32 @@ class ConnectionLoopbackTest {
     }
 
     @Test
+    void heldRepliesHoldBackNewCallsInsteadOfDroppingTheConnection() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) { // the client has 12 receive buffers
+            p.server.handler(echo());
+            List<ReceivedMessage> held = new ArrayList<>();
+            CompletableFuture<ReceivedMessage> parked = null;
+            for (int i = 0; i < 20 && parked == null; i++) {
+                CompletableFuture<ReceivedMessage> f = p.client.call(callMsg(i, 1, new byte[4]));
+                try {
+                    held.add(f.get(1, TimeUnit.SECONDS)); // never released
+                } catch (java.util.concurrent.TimeoutException e) {
+                    parked = f;
+                }
+            }
+            assertEquals(12, held.size(), "every buffer held by a reply before a call waits");
+            assertTrue(p.client.isOpen(), "no receive for the reply must hold the call back, not drop the connection");
+            assertEquals(1, p.client.stats().receiveBufferWaits.sum());
+            assertFalse(parked.isDone());
+            assertEquals(12, p.client.stats().callsSent.sum(), "the waiting call was not sent");
+            held.remove(0).release();
+            assertArrayEquals(new byte[4], results(parked.get(5, TimeUnit.SECONDS)));
+            held.forEach(ReceivedMessage::release);
+            assertArrayEquals(new byte[4], results(p.client.call(callMsg(99, 1, new byte[4])).get(5, TimeUnit.SECONDS)));
+        }
+    }
+
+    @Test
     void oversizedCallFailsWithoutSending() {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
             var f = p.client.call(callMsg(1, 1, new byte[2000]));

@@ -20,6 +20,8 @@ public final class RpcRdmaStats {
     public final LongAdder unmatchedBackwardReplies = new LongAdder();
     public final LongAdder creditWaits = new LongAdder();
     public final LongAdder sendContextWaits = new LongAdder();
+    /** Calls held back because no receive could be posted for their reply (user holds buffers). */
+    public final LongAdder receiveBufferWaits = new LongAdder();
     /** rdma_credit values ignored because the direction could not be told (RFC 8167 §4.1). */
     public final LongAdder creditsIgnored = new LongAdder();
     public final LongAdder badHeaders = new LongAdder();
