@@ -369,6 +369,9 @@ public final class Connection implements AutoCloseable {
             }
             this.future = new CompletableFuture<>();
             Events.Call event = new Events.Call();
+            if (!event.isEnabled()) {
+                return; // no recording: no completion hook, nothing kept per call
+            }
             event.begin();
             this.future.whenComplete((r, t) -> {
                 event.end();
@@ -439,7 +442,7 @@ public final class Connection implements AutoCloseable {
             synchronized (this) {
                 m = message;
             }
-            send(Outbound.rdmaMsg(xid, requestCredits(), m));
+            sendMsg(xid, requestCredits(), m);
             stats.callsSent.increment();
         }
     }
@@ -495,6 +498,22 @@ public final class Connection implements AutoCloseable {
         }
     }
 
+    /** An RDMA_MSG; allocates nothing unless it has to wait for a send context. */
+    private void sendMsg(int xid, int credit, MemorySegment rpc) {
+        synchronized (sendLock) {
+            if (sendQueue.isEmpty()) {
+                int slot = ring.tryAcquire();
+                if (slot >= 0) {
+                    postMsg(slot, xid, credit, rpc);
+                    return;
+                }
+            }
+            // the caller may reuse a native segment once we return: queue a copy
+            sendQueue.add(Outbound.rdmaMsg(xid, credit,
+                    rpc.isNative() ? MemorySegment.ofArray(rpc.toArray(ValueLayout.JAVA_BYTE)) : rpc));
+        }
+    }
+
     private void send(Outbound o) {
         synchronized (sendLock) {
             if (sendQueue.isEmpty()) {
@@ -524,19 +543,31 @@ public final class Connection implements AutoCloseable {
 
     /** Caller holds sendLock, so slots are posted in ring order. */
     private void fillAndPost(int slot, Outbound o) {
+        if (o.kind == Outbound.MSG) {
+            postMsg(slot, o.xid, o.credit, o.rpc);
+            return;
+        }
         MemorySegment buf = sendBuffers[slot];
         int len;
-        if (o.kind == Outbound.MSG) {
-            int h = RpcRdmaEncoder.encodeInlineMsg(buf, 0, o.xid, o.credit);
-            MemorySegment.copy(o.rpc, 0, buf, h, o.rpc.byteSize());
-            len = h + (int) o.rpc.byteSize();
-        } else if (o.errVersOrChunk == RpcRdma.ERR_VERS) {
+        if (o.errVersOrChunk == RpcRdma.ERR_VERS) {
             len = RpcRdmaEncoder.encodeErrVers(buf, 0, o.xid, o.credit);
             stats.errVersSent.increment();
         } else {
             len = RpcRdmaEncoder.encodeErrChunk(buf, 0, o.xid, o.credit);
             stats.errChunkSent.increment();
         }
+        post(slot, buf, len);
+    }
+
+    /** Caller holds sendLock. The RPC message is copied behind the header: one SGE (see bench). */
+    private void postMsg(int slot, int xid, int credit, MemorySegment rpc) {
+        MemorySegment buf = sendBuffers[slot];
+        int h = RpcRdmaEncoder.encodeInlineMsg(buf, 0, xid, credit);
+        MemorySegment.copy(rpc, 0, buf, h, rpc.byteSize());
+        post(slot, buf, h + (int) rpc.byteSize());
+    }
+
+    private void post(int slot, MemorySegment buf, int len) {
         boolean signalled = ring.shouldSignal();
         if (signalled) {
             stats.sendsSignalled.increment();
@@ -748,7 +779,7 @@ public final class Connection implements AutoCloseable {
             return;
         }
         // A Reply's rdma_credit grants the peer credits for its direction (RFC 8166 §3.3.3).
-        send(Outbound.rdmaMsg(xid, params.grantToPeer(), rpcReply));
+        sendMsg(xid, params.grantToPeer(), rpcReply);
         stats.repliesSent.increment();
     }
 
