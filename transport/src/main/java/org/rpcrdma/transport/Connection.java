@@ -336,11 +336,21 @@ public final class Connection implements AutoCloseable {
         return p.future;
     }
 
-    /** Blocking form of {@link #call}. */
+    /**
+     * Blocking form of {@link #call}. In busy-poll mode the calling thread polls the
+     * completion queue itself while it waits (no hand-off from the poller thread: the
+     * reply, and any backward call that arrives meanwhile, is processed on this thread).
+     */
     public ReceivedMessage callAndWait(MemorySegment rpcCall, long timeout, TimeUnit unit)
             throws InterruptedException, TimeoutException {
         try {
-            return call(rpcCall).get(timeout, unit);
+            CompletableFuture<ReceivedMessage> f = call(rpcCall);
+            long deadline = System.nanoTime() + unit.toNanos(timeout);
+            Link l = link;
+            if (!f.isDone() && l != null) {
+                l.pollOnCaller(f::isDone, deadline); // false: event mode, the poller thread completes f
+            }
+            return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RuntimeException r) {
                 throw r;

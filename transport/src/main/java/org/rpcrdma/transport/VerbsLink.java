@@ -44,6 +44,12 @@ final class VerbsLink implements Link {
     private final int sendInline;
     private final int recvInline;
     private volatile Connection conn;
+    /**
+     * Busy-poll mode: whoever holds this polls the CQ and dispatches, the poller thread or a
+     * caller blocked in callAndWait (so Connection still sees one completion thread at a time).
+     */
+    private final java.util.concurrent.locks.ReentrantLock pollLock = new java.util.concurrent.locks.ReentrantLock();
+    private final java.util.concurrent.atomic.AtomicInteger callersPolling = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean stopping;
     private volatile boolean disconnected;
     private boolean destroyed;
@@ -149,13 +155,21 @@ final class VerbsLink implements Link {
     private void pollLoop() {
         try {
             while (!stopping) {
+                if (busyPoll) {
+                    // While a caller drives the CQ, stay out of its way (on few cores a
+                    // second spinner steals the CPU the caller and the device need) but
+                    // keep polling now and then: completions for others must not wait.
+                    if (callersPolling.get() > 0) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+                    }
+                    if (!tryPollOnce()) {
+                        Thread.onSpinWait();
+                    }
+                    continue;
+                }
                 int n = cq.poll(wc);
                 if (n > 0) {
                     dispatch(n);
-                    continue;
-                }
-                if (busyPoll) {
-                    Thread.onSpinWait();
                     continue;
                 }
                 // Re-arm, then poll again to close the race with a completion that arrived
@@ -173,6 +187,41 @@ final class VerbsLink implements Link {
                 LOG.log(Level.WARNING, "completion poller failed", e);
                 conn.onLinkLost(e);
             }
+        }
+    }
+
+    @Override
+    public boolean pollOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
+        if (!busyPoll || pollLock.isHeldByCurrentThread()) {
+            return false; // event mode, or called from a handler that is itself dispatching
+        }
+        callersPolling.incrementAndGet();
+        try {
+            while (!done.getAsBoolean() && !stopping && System.nanoTime() - deadlineNanos < 0) {
+                if (!tryPollOnce()) {
+                    Thread.onSpinWait();
+                }
+            }
+        } finally {
+            callersPolling.decrementAndGet();
+        }
+        return true;
+    }
+
+    /** Busy-poll mode: polls and dispatches once unless another thread is; true if it handled any. */
+    private boolean tryPollOnce() {
+        if (!pollLock.tryLock()) {
+            return false;
+        }
+        try {
+            int n = stopping ? 0 : cq.poll(wc);
+            if (n > 0) {
+                dispatch(n);
+                return true;
+            }
+            return false;
+        } finally {
+            pollLock.unlock();
         }
     }
 
@@ -221,11 +270,17 @@ final class VerbsLink implements Link {
                 Thread.currentThread().interrupt();
             }
         }
-        closeQuietly(qp, cq, channel, sendMr, recvMr, pd);
-        arena.close();
-        send.close();
-        recv.close();
-        wc.close();
+        // a caller driving the CQ (pollOnCaller) sees stopping and lets go of the lock
+        pollLock.lock();
+        try {
+            closeQuietly(qp, cq, channel, sendMr, recvMr, pd);
+            arena.close();
+            send.close();
+            recv.close();
+            wc.close();
+        } finally {
+            pollLock.unlock();
+        }
     }
 
     private static void closeQuietly(AutoCloseable... all) {

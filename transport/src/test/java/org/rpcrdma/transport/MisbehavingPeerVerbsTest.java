@@ -22,7 +22,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.verbs.LiveResources;
 import org.rpcrdma.transport.wire.RpcRdmaEncoder;
 
 /**
@@ -38,14 +37,9 @@ class MisbehavingPeerVerbsTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        for (RpcRdmaClient c : clients) {
-            c.close();
-        }
-        if (server != null) {
-            server.close();
-        }
-        Thread.sleep(100);
-        assertEquals(0, LiveResources.total(), () -> "verbs objects left open: " + LiveResources.snapshot());
+        List<AutoCloseable> all = new ArrayList<>(clients);
+        all.add(server);
+        EndpointVerbsTest.closeAndCheckNothingLeft(all.toArray(AutoCloseable[]::new));
     }
 
     private RpcRdmaClient connect(RpcRdmaOptions o) {

@@ -26,7 +26,6 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.verbs.LiveResources;
 
 /**
  * Connection loss with recovery, on real verbs: forward calls resent after the client
@@ -40,14 +39,7 @@ class ReconnectVerbsTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        if (client != null) {
-            client.close();
-        }
-        if (server != null) {
-            server.close();
-        }
-        Thread.sleep(100);
-        assertEquals(0, LiveResources.total(), () -> "verbs objects left open: " + LiveResources.snapshot());
+        EndpointVerbsTest.closeAndCheckNothingLeft(client, server);
     }
 
     /**

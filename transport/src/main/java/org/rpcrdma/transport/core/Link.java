@@ -22,4 +22,13 @@ public interface Link {
 
     /** Starts disconnecting; pending work completes with flush errors or is dropped. Idempotent. */
     void disconnect();
+
+    /**
+     * Drives completions on the calling thread until {@code done} or {@code deadlineNanos}
+     * (System.nanoTime), so a blocking caller gets its reply without a thread hand-off.
+     * Returns false at once if this link does not do that (it then keeps its own poller).
+     */
+    default boolean pollOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
+        return false;
+    }
 }
