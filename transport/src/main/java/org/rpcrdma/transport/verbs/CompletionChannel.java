@@ -32,6 +32,7 @@ public final class CompletionChannel extends Resource {
     private final MemorySegment ctxOut;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
+    private volatile CompletionQueue[] queueList = new CompletionQueue[0];
 
     CompletionChannel(Device device) {
         this.device = device;
@@ -73,10 +74,12 @@ public final class CompletionChannel extends Resource {
 
     void register(CompletionQueue cq) {
         queues.put(cq.handle().address(), cq);
+        queueList = queues.values().toArray(CompletionQueue[]::new);
     }
 
     void unregister(long cqAddress) {
         queues.remove(cqAddress);
+        queueList = queues.values().toArray(CompletionQueue[]::new);
     }
 
     /**
@@ -84,6 +87,37 @@ public final class CompletionChannel extends Resource {
      * it, and returns the CQ it is for; null on timeout or when the channel was closed.
      * The CQ must then be re-armed with {@link CompletionQueue#requestNotify} and drained.
      */
+    /**
+     * ibv_get_cq_event with an exact-typed call: this is the event-mode data path (one call
+     * per wake-up), so no varargs, boxing or invokeWithArguments as on the control path.
+     */
+    private int getEvent() {
+        MemorySegment state = org.rpcrdma.bindings.NativeErrors.captureState();
+        int rc;
+        try {
+            rc = (int) GET_EVENT.invokeExact(state, channel, cqOut, ctxOut);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (rc == 0) {
+            return 0;
+        }
+        int errno = org.rpcrdma.bindings.NativeErrors.errno(state);
+        return errno == 0 ? Math.abs(rc) : errno;
+    }
+
+    /** The CQ with this native address; a linear scan, as a channel serves a handful of CQs (no boxing). */
+    private CompletionQueue queueAt(long address) {
+        for (CompletionQueue q : queueList) {
+            if (q.handle().address() == address) {
+                return q;
+            }
+        }
+        return null;
+    }
+
     public CompletionQueue await(long timeoutMillis) {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
         while (true) {
@@ -94,12 +128,12 @@ public final class CompletionChannel extends Resource {
                 }
                 long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
                 if (Native.pollIn(pollfd, fd, (int) Math.min(left, SLICE_MILLIS))) {
-                    int errno = Native.callErrno(GET_EVENT, channel, cqOut, ctxOut);
+                    int errno = getEvent();
                     if (errno == 0) {
                         MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
                         // Ack at once: ibv_destroy_cq waits for every event to be acked.
                         IbVerbs.ibv_ack_cq_events(cq, 1);
-                        return queues.get(cq.address());
+                        return queueAt(cq.address());
                     } else if (errno != Native.EAGAIN) {
                         throw org.rpcrdma.bindings.NativeErrors.error("ibv_get_cq_event", errno);
                     }
