@@ -4,12 +4,14 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.security.SecureRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.transport.Connection;
+import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.wire.AuthSys;
@@ -27,7 +29,7 @@ import org.rpcrdma.transport.wire.XdrWriter;
  *
  * <pre>{@code
  * try (var c = RpcRdmaClient.connect(new InetSocketAddress(host, 20049), RpcRdmaOptions.defaults())) {
- *     new RpcClient(c.connection(), 100003, 4).nullCall();
+ *     new RpcClient(c, 100003, 4).nullCall();
  * }
  * }</pre>
  *
@@ -36,17 +38,25 @@ import org.rpcrdma.transport.wire.XdrWriter;
 public final class RpcClient {
     private static final AtomicInteger NEXT_XID = new AtomicInteger(new SecureRandom().nextInt());
 
-    private final Connection connection;
+    /** Sends one call: the client endpoint's (follows reconnects) or one connection's. */
+    private final Function<MemorySegment, CompletableFuture<ReceivedMessage>> transport;
     private final int program;
     private final int version;
     private final OpaqueAuth credential;
 
-    public RpcClient(Connection connection, int program, int version) {
-        this(connection, program, version, OpaqueAuth.NONE);
+    /** Calls through the client endpoint: after a reconnect, on the new connection. */
+    public RpcClient(RpcRdmaClient client, int program, int version) {
+        this(client::call, program, version, OpaqueAuth.NONE);
     }
 
-    private RpcClient(Connection connection, int program, int version, OpaqueAuth credential) {
-        this.connection = connection;
+    /** Calls on one connection (e.g. a server's backward calls, or an {@code InMemoryPair}). */
+    public RpcClient(Connection connection, int program, int version) {
+        this(connection::call, program, version, OpaqueAuth.NONE);
+    }
+
+    private RpcClient(Function<MemorySegment, CompletableFuture<ReceivedMessage>> transport, int program, int version,
+            OpaqueAuth credential) {
+        this.transport = transport;
         this.program = program;
         this.version = version;
         this.credential = credential;
@@ -54,7 +64,7 @@ public final class RpcClient {
 
     /** The same program with AUTH_SYS credentials (RFC 5531 Appendix A). */
     public RpcClient withAuthSys(AuthSys auth) {
-        return new RpcClient(connection, program, version, auth.toOpaqueAuth());
+        return new RpcClient(transport, program, version, auth.toOpaqueAuth());
     }
 
     /** Builds the Call message bytes (header + args). */
@@ -74,7 +84,7 @@ public final class RpcClient {
      */
     public CompletableFuture<byte[]> callAsync(int procedure, byte[] args) {
         int xid = NEXT_XID.getAndIncrement();
-        return connection.call(MemorySegment.ofArray(encodeCall(xid, procedure, args))).thenApply(RpcClient::results);
+        return transport.apply(MemorySegment.ofArray(encodeCall(xid, procedure, args))).thenApply(RpcClient::results);
     }
 
     private static byte[] results(ReceivedMessage m) {

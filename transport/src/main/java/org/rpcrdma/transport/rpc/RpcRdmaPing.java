@@ -60,7 +60,7 @@ public final class RpcRdmaPing {
         long[] rtt = new long[count];
         int ok = 0;
         try (RpcRdmaClient c = RpcRdmaClient.connect(addr, RpcRdmaOptions.defaults())) {
-            RpcClient rpc = new RpcClient(c.connection(), prog, vers);
+            RpcClient rpc = new RpcClient(c, prog, vers);
             System.out.printf("RPC-over-RDMA NULL to %s program %d version %d (inline %d/%d)%n", addr, prog, vers,
                     c.connection().sendInlineThreshold(), c.connection().receiveInlineThreshold());
             for (int i = 0; i < count; i++) {
