@@ -18,6 +18,10 @@ import java.util.concurrent.TimeUnit;
  * {@link ConnectionLostException} naming the wait. (The RFC lets a requester wait
  * indefinitely; a bound keeps a vanished client from holding calls forever.)
  *
+ * <p>A backchannel whose client stayed away longer than the wait, with no call waiting, is
+ * forgotten by the server (so clients that come and go do not accumulate); if that client
+ * returns, {@link RpcRdmaServer#backchannel} gives a new one.
+ *
  * <p>Our clients identify themselves when they enable the backchannel
  * ({@link RpcRdmaClient#clientId()}); an upper layer that knows its clients by other means
  * (an NFSv4.1 session) binds connections itself with {@link RpcRdmaServer#bindBackchannel}.
@@ -25,14 +29,17 @@ import java.util.concurrent.TimeUnit;
 public final class Backchannel {
     private final long clientId;
     private final long waitMillis;
+    private final java.util.function.Consumer<Backchannel> forget;
     private final Object lock = new Object();
     private final List<Connection.Orphan> waiting = new ArrayList<>();
     private Connection bound;
     private boolean closed;
 
-    Backchannel(long clientId, long waitMillis) {
+    /** @param forget removes this backchannel from its server once its client is gone for good */
+    Backchannel(long clientId, long waitMillis, java.util.function.Consumer<Backchannel> forget) {
         this.clientId = clientId;
         this.waitMillis = waitMillis;
+        this.forget = forget;
     }
 
     public long clientId() {
@@ -63,7 +70,8 @@ public final class Backchannel {
         Connection c;
         synchronized (lock) {
             if (closed) {
-                return CompletableFuture.failedFuture(new ConnectionLostException(this + ": server closed", null));
+                return CompletableFuture.failedFuture(new ConnectionLostException(this
+                        + ": closed (the server closed, or the client stayed away and was forgotten)", null));
             }
             c = bound;
             if (c == null || !c.isOpen()) {
@@ -104,6 +112,7 @@ public final class Backchannel {
             gone = closed;
             if (!gone && (now == lost || now == null || !now.isOpen())) {
                 park(orphans);
+                CompletableFuture.delayedExecutor(waitMillis, TimeUnit.MILLISECONDS).execute(() -> forgetIfAbandoned(lost));
                 return;
             }
         }
@@ -131,6 +140,22 @@ public final class Backchannel {
             fail(List.of(o), this + ": backward call 0x" + Integer.toHexString(o.xid())
                     + " not sent: the client did not reconnect within " + waitMillis + " ms");
         }
+    }
+
+    /** The client has not come back since {@code lost} and nothing waits: the server forgets us. */
+    private void forgetIfAbandoned(Connection lost) {
+        synchronized (lock) {
+            if (closed || bound != lost) {
+                return; // closed, or the client came back
+            }
+            if (!waiting.isEmpty()) {
+                // calls made while it was away still wait: look again when they have expired
+                CompletableFuture.delayedExecutor(waitMillis, TimeUnit.MILLISECONDS).execute(() -> forgetIfAbandoned(lost));
+                return;
+            }
+            closed = true;
+        }
+        forget.accept(this);
     }
 
     void close() {

@@ -88,7 +88,8 @@ public final class RpcRdmaServer implements AutoCloseable {
         if (clientId == 0) {
             throw new IllegalArgumentException("client id 0 is reserved (a client that sent none)");
         }
-        return backchannels.computeIfAbsent(clientId, k -> new Backchannel(k, options.backchannelWaitMillis()));
+        return backchannels.computeIfAbsent(clientId,
+                k -> new Backchannel(k, options.backchannelWaitMillis(), b -> backchannels.remove(k, b)));
     }
 
     /**
