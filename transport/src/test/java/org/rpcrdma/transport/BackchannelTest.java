@@ -43,7 +43,7 @@ class BackchannelTest {
             ExecutionException e = assertThrows(ExecutionException.class, () -> parked.get(5, TimeUnit.SECONDS));
             assertInstanceOf(ConnectionLostException.class, e.getCause());
             assertTrue(e.getCause().getMessage().contains("did not reconnect within 100 ms"), e.getCause().getMessage());
-            for (int i = 0; i < 200 && forgotten.get() == null; i++) {
+            for (int i = 0; i < 1000 && forgotten.get() == null; i++) {
                 Thread.sleep(10);
             }
             assertSame(bc, forgotten.get(), "an abandoned backchannel is handed back to be forgotten");
