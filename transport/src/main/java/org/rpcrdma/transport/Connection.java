@@ -246,11 +246,6 @@ public final class Connection implements AutoCloseable {
         this.backchannelListener = l;
     }
 
-    /** Whether backward calls may be sent (server: the client enabled its backchannel). */
-    boolean backchannelReady() {
-        return backchannelReady;
-    }
-
     /** Server side: the serving handler (set by the endpoint). */
     void handler(CallHandler h) {
         this.handler = h;
@@ -416,10 +411,21 @@ public final class Connection implements AutoCloseable {
             }
             waitEvent = null;
             if (state != State.OPEN) {
-                credits.release();
-                if (!handOver(List.of(this))) {
-                    future.completeExceptionally(new ConnectionLostException(name + ": connection lost", lossCause));
+                notSent();
+                return;
+            }
+            // A receive for the reply must be posted before the call goes out (rnr_retry 0);
+            // if none can be (the user holds received messages), wait for a release.
+            if (!receives.ensurePosted(requiredReceives())) {
+                synchronized (bufferWaiters) {
+                    bufferWaiters.add(this);
                 }
+                stats.receiveBufferWaits.increment();
+                if (state == State.LOST && removeBufferWaiter(this)) {
+                    notSent(); // lost() drained the waiters before we were added
+                    return;
+                }
+                retryBufferWaiters(); // a buffer may have come back in between
                 return;
             }
             try {
@@ -430,22 +436,7 @@ public final class Connection implements AutoCloseable {
                 return;
             }
             if (state == State.LOST && pending.remove(xid) == this) {
-                // lost() ran between the check and put() and did not see this call: not sent
-                credits.release();
-                if (!handOver(List.of(this))) {
-                    future.completeExceptionally(new ConnectionLostException(name + ": connection lost", lossCause));
-                }
-                return;
-            }
-            // A receive for the reply must be posted before the call goes out (rnr_retry 0).
-            receives.replenish(requiredReceives());
-            if (receives.posted() < requiredReceives()) {
-                pending.remove(xid);
-                synchronized (bufferWaiters) {
-                    bufferWaiters.add(this);
-                }
-                stats.receiveBufferWaits.increment();
-                retryBufferWaiters(); // a buffer may have come back in between
+                notSent(); // lost() ran between the check and put() and did not see this call
                 return;
             }
             MemorySegment m;
@@ -454,6 +445,20 @@ public final class Connection implements AutoCloseable {
             }
             sendMsg(xid, requestCredits(), m);
             stats.callsSent.increment();
+        }
+
+        /** A call holding a credit that will not go out on this connection: to the owner, or failed. */
+        private void notSent() {
+            credits.release();
+            if (!handOver(List.of(this))) {
+                future.completeExceptionally(new ConnectionLostException(name + ": connection lost", lossCause));
+            }
+        }
+    }
+
+    private boolean removeBufferWaiter(Pending p) {
+        synchronized (bufferWaiters) {
+            return bufferWaiters.removeFirstOccurrence(p);
         }
     }
 
@@ -471,12 +476,11 @@ public final class Connection implements AutoCloseable {
                     return;
                 }
                 try {
-                    receives.replenish(requiredReceives());
+                    if (!receives.ensurePosted(requiredReceives())) {
+                        return;
+                    }
                 } catch (RuntimeException e) {
                     lost(e);
-                    return;
-                }
-                if (receives.posted() < requiredReceives()) {
                     return;
                 }
                 p = bufferWaiters.poll();
@@ -601,7 +605,7 @@ public final class Connection implements AutoCloseable {
             }
             MemorySegment buf = sendBuffers[slot];
             MemorySegment.copy(bytes, 0, buf, 0, bytes.byteSize());
-            link.postSend(slot, buf, (int) bytes.byteSize(), ring.shouldSignal());
+            post(slot, buf, (int) bytes.byteSize());
         }
     }
 

@@ -122,6 +122,15 @@ public final class ReceivePool {
         return k;
     }
 
+    /**
+     * {@link #replenish}, then whether at least {@code required} are POSTED (false when too
+     * few buffers are FREE: the holders have them), in one acquisition of the lock.
+     */
+    public synchronized boolean ensurePosted(int required) {
+        replenish(required);
+        return posted >= required;
+    }
+
     /** A receive completed successfully: POSTED → HELD. */
     public synchronized MemorySegment completed(int slot) {
         transition(slot, POSTED, HELD);
