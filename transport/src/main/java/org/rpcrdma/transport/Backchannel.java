@@ -29,16 +29,18 @@ import java.util.concurrent.TimeUnit;
 public final class Backchannel {
     private final long clientId;
     private final long waitMillis;
+    private final long defaultTimeoutMillis;
     private final java.util.function.Consumer<Backchannel> forget;
     private final Object lock = new Object();
-    private final List<Connection.Orphan> waiting = new ArrayList<>();
+    private final List<OutgoingCall> waiting = new ArrayList<>();
     private Connection bound;
     private boolean closed;
 
     /** @param forget removes this backchannel from its server once its client is gone for good */
-    Backchannel(long clientId, long waitMillis, java.util.function.Consumer<Backchannel> forget) {
+    Backchannel(long clientId, long waitMillis, long defaultTimeoutMillis, java.util.function.Consumer<Backchannel> forget) {
         this.clientId = clientId;
         this.waitMillis = waitMillis;
+        this.defaultTimeoutMillis = defaultTimeoutMillis;
         this.forget = forget;
     }
 
@@ -67,6 +69,11 @@ public final class Backchannel {
      * {@link RpcRdmaException}.
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall) {
+        return call(rpcCall, defaultTimeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** {@link #call(MemorySegment)} with its own timeout ({@code 0}: none), running across reconnects. */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit) {
         Connection c;
         synchronized (lock) {
             if (closed) {
@@ -75,22 +82,22 @@ public final class Backchannel {
             }
             c = bound;
             if (c == null || !c.isOpen()) {
-                if (rpcCall.byteSize() < 4) {
+                if (rpcCall.byteSize() < 8) {
                     return CompletableFuture.failedFuture(new IllegalArgumentException("not an ONC RPC CALL message"));
                 }
-                Connection.Orphan o = new Connection.Orphan(org.rpcrdma.transport.wire.Xdr.getInt(rpcCall, 0),
-                        MemorySegment.ofArray(rpcCall.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)),
-                        new CompletableFuture<>(), true);
+                OutgoingCall o = new OutgoingCall(org.rpcrdma.transport.wire.Xdr.getInt(rpcCall, 0), rpcCall, true);
+                o.detach();
+                o.startTimer(toString(), unit.toNanos(timeout));
                 park(List.of(o));
-                return o.future();
+                return o;
             }
         }
-        return c.call(rpcCall, true);
+        return c.call(rpcCall, unit.toNanos(timeout), true);
     }
 
     /** The client enabled its backchannel on {@code c}: waiting calls go there now. */
     void bind(Connection c) {
-        List<Connection.Orphan> resend;
+        List<OutgoingCall> resend;
         synchronized (lock) {
             if (closed) {
                 return;
@@ -104,7 +111,7 @@ public final class Backchannel {
     }
 
     /** From a lost connection: its outstanding backward calls (maybe none). */
-    private void adopt(Connection lost, List<Connection.Orphan> orphans) {
+    private void adopt(Connection lost, List<OutgoingCall> orphans) {
         Connection now;
         boolean gone;
         synchronized (lock) {
@@ -124,20 +131,20 @@ public final class Backchannel {
     }
 
     /** Caller holds lock. */
-    private void park(List<Connection.Orphan> orphans) {
-        for (Connection.Orphan o : orphans) {
+    private void park(List<OutgoingCall> orphans) {
+        for (OutgoingCall o : orphans) {
             waiting.add(o);
             CompletableFuture.delayedExecutor(waitMillis, TimeUnit.MILLISECONDS).execute(() -> expire(o));
         }
     }
 
-    private void expire(Connection.Orphan o) {
+    private void expire(OutgoingCall o) {
         boolean removed;
         synchronized (lock) {
             removed = waiting.removeIf(w -> w == o);
         }
         if (removed) {
-            fail(List.of(o), this + ": backward call 0x" + Integer.toHexString(o.xid())
+            fail(List.of(o), this + ": backward call 0x" + Integer.toHexString(o.xid)
                     + " not sent: the client did not reconnect within " + waitMillis + " ms");
         }
     }
@@ -159,7 +166,7 @@ public final class Backchannel {
     }
 
     void close() {
-        List<Connection.Orphan> left;
+        List<OutgoingCall> left;
         synchronized (lock) {
             closed = true;
             left = List.copyOf(waiting);
@@ -168,9 +175,9 @@ public final class Backchannel {
         fail(left, this + ": server closed");
     }
 
-    private static void fail(List<Connection.Orphan> os, String why) {
+    private static void fail(List<OutgoingCall> os, String why) {
         ConnectionLostException e = new ConnectionLostException(why, null);
-        os.forEach(o -> o.future().completeExceptionally(e));
+        os.forEach(o -> o.fail(e));
     }
 
     @Override

@@ -4,7 +4,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import org.rpcrdma.transport.core.Link;
-import org.rpcrdma.transport.core.RpcRdmaStats;
 
 /**
  * A client and a server {@link Connection} joined in memory instead of by an RC QP: the
@@ -43,22 +42,28 @@ public final class InMemoryPair implements AutoCloseable {
     private boolean draining;
 
     private InMemoryPair(RpcRdmaOptions o, CallHandler handler) {
-        int inline = o.inlineThreshold();
-        client = new Connection("in-memory client", new Connection.Params(true, inline, inline, o.credits(),
-                o.backwardCredits(), false, o.signalEvery()), o.receiveBuffers(), o.receiveBatch(), o.sendContexts(),
-                arena.allocate((long) o.sendContexts() * inline), arena.allocate((long) o.receiveBuffers() * inline),
-                new RpcRdmaStats());
-        server = new Connection("in-memory server", new Connection.Params(false, inline, inline,
-                Math.max(1, o.backwardCredits()), o.credits(), false, o.signalEvery()), o.receiveBuffers(),
-                o.receiveBatch(), o.sendContexts(), arena.allocate((long) o.sendContexts() * inline),
-                arena.allocate((long) o.receiveBuffers() * inline), new RpcRdmaStats());
-        server.handler(handler);
-        End c = new End(client);
-        End s = new End(server);
+        End c = new End();
+        End s = new End();
         c.peer = s;
         s.peer = c;
-        client.start(c);
-        server.start(s);
+        client = side(true, "in-memory client", o, c);
+        server = side(false, "in-memory server", o, s);
+        server.handler(handler);
+        client.start();
+        server.start();
+    }
+
+    /** One side as an endpoint would build it: the receive pool first, then the connection. */
+    private Connection side(boolean isClient, String name, RpcRdmaOptions o, End end) {
+        int inline = o.inlineThreshold();
+        RpcRdmaStats stats = new RpcRdmaStats();
+        var pool = Connection.receivePool(end, arena.allocate((long) o.receiveBuffers(isClient) * inline),
+                o.receiveBuffers(isClient), inline, o.receiveBatch(), stats);
+        Connection conn = new Connection(name, new Connection.Params(isClient, inline, inline, o.ownCalls(isClient),
+                o.peerCalls(isClient), false, o.signalEvery(), o.callTimeoutMillis()), end, pool,
+                o.sendContexts(isClient), arena.allocate((long) o.sendContexts(isClient) * inline), stats);
+        end.conn = conn;
+        return conn;
     }
 
     /** Opens a pair with the options' inline threshold and credits; {@code handler} serves forward calls. */
@@ -139,14 +144,10 @@ public final class InMemoryPair implements AutoCloseable {
 
     /** One side's "QP": its posted receives, in order. */
     private final class End implements Link {
-        final Connection conn;
+        Connection conn;
         final ArrayDeque<Integer> posted = new ArrayDeque<>();
         End peer;
         volatile boolean down;
-
-        End(Connection conn) {
-            this.conn = conn;
-        }
 
         @Override
         public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {

@@ -2,23 +2,21 @@ package org.rpcrdma.transport;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.rpcrdma.transport.core.Events;
-import org.rpcrdma.transport.core.RpcRdmaStats;
 import org.rpcrdma.transport.verbs.CmEvent;
 import org.rpcrdma.transport.verbs.CmId;
 import org.rpcrdma.transport.verbs.ConnectionParameters;
 import org.rpcrdma.transport.verbs.EventChannel;
 import org.rpcrdma.transport.wire.ConnectPrivate;
 import org.rpcrdma.transport.wire.ConnectSettings;
-import org.rpcrdma.transport.wire.Xdr;
 
 /**
  * The client endpoint: initiates an RC connection through rdma_cm, sends RFC 8797 private
@@ -52,7 +50,7 @@ public final class RpcRdmaClient implements AutoCloseable {
         final Connection connection;
         final Thread cmThread;
         volatile boolean stop;
-        private boolean destroyed;
+        private volatile boolean destroyed;
 
         Attached(EventChannel events, CmId id, VerbsLink link, Connection connection) {
             this.events = events;
@@ -98,7 +96,7 @@ public final class RpcRdmaClient implements AutoCloseable {
     private final LongAdder reconnects = new LongAdder();
     private final Object lock = new Object();
     /** Calls to send on the next connection (guarded by lock). */
-    private final List<Connection.Orphan> waiting = new ArrayList<>();
+    private final List<OutgoingCall> waiting = new ArrayList<>();
     private volatile Attached current;
     private boolean reconnecting;
     private boolean closed;
@@ -133,8 +131,17 @@ public final class RpcRdmaClient implements AutoCloseable {
             expect(ec, CmEvent.Type.ADDR_RESOLVED);
             id.resolveRoute(o.connectTimeoutMillis());
             expect(ec, CmEvent.Type.ROUTE_RESOLVED);
-            link = new VerbsLink(id, o.sendContexts(), o.inlineThreshold(), o.receiveBuffers(), o.inlineThreshold(),
+            int receiveCount = o.receiveBuffers(true);
+            link = new VerbsLink(id, o.sendContexts(true), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
                     o.busyPoll(), GENERATION.incrementAndGet());
+            RpcRdmaStats stats = new RpcRdmaStats();
+            // Receives go up before connect (RFC 8167 §4.3.1): the server may send as soon as
+            // the connection is established, and with rnr_retry 0 a Send that finds no
+            // receive kills it. Buffers are sized for our advertised threshold, the most the
+            // negotiation can give.
+            var receives = Connection.receivePool(link, link.receiveMemory(), receiveCount, o.inlineThreshold(),
+                    o.receiveBatch(), stats);
+            receives.replenish(Math.max(1, o.backwardCredits()));
             ConnectPrivate mine = new ConnectPrivate(false, o.inlineThreshold(), o.inlineThreshold());
             // rnr_retry_count 0 (a missing receive is an error, as in Linux), retry_count 7.
             // Like xprtrdma, offer the server RDMA Read resources (it reads Read chunks from
@@ -144,12 +151,12 @@ public final class RpcRdmaClient implements AutoCloseable {
             ConnectSettings s = ConnectSettings.negotiate(mine, ConnectPrivate.decode(est.privateData()));
             Connection c = new Connection("client->" + server,
                     new Connection.Params(true, s.clientToServer(), s.serverToClient(), o.credits(), o.backwardCredits(),
-                            s.remoteInvalidation(), o.signalEvery()),
-                    o.receiveBuffers(), o.receiveBatch(), o.sendContexts(), link.sendMemory(), link.receiveMemory(),
-                    new RpcRdmaStats());
+                            s.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis()),
+                    link, receives, o.sendContexts(true), link.sendMemory(), stats);
             c.clientInstance(instanceId);
             c.orphanSink(os -> adopt(c, os));
             link.start(c, "rpcrdma-client-cq");
+            c.start();
             LOG.log(Level.DEBUG, "connected to {0}: inline {1}/{2}", server, s.clientToServer(), s.serverToClient());
             Attached a = new Attached(ec, id, link, c);
             ok = true;
@@ -195,18 +202,25 @@ public final class RpcRdmaClient implements AutoCloseable {
         return reconnects.sum();
     }
 
-    /** {@link #call(MemorySegment, boolean)} without retry. */
+    /** A forward call with the default timeout ({@link RpcRdmaOptions#callTimeoutMillis}), without retry. */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall) {
         return call(rpcCall, false);
     }
 
-    /**
-     * Sends a forward call on the current connection. While the client is reconnecting the
-     * call waits for the new connection. With {@code retry}, a call whose connection is lost
-     * before its reply is sent again on the next connection with the same XID; without it,
-     * such a call fails with {@link ConnectionLostException} (it may have been executed).
-     */
+    /** {@link #call(MemorySegment, long, TimeUnit, boolean)} with the default timeout. */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, boolean retry) {
+        return call(rpcCall, options.callTimeoutMillis(), TimeUnit.MILLISECONDS, retry);
+    }
+
+    /**
+     * Sends a forward call on the current connection; the timeout ({@code 0}: none) runs
+     * from now, across reconnects. While the client is reconnecting the call waits for the
+     * new connection. With {@code retry}, a call whose connection is lost before its reply
+     * is sent again on the next connection with the same XID; without it, such a call
+     * fails with {@link ConnectionLostException} (it may have been executed). Cancelling
+     * the future abandons the call (see {@link Connection#call(MemorySegment)}).
+     */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit, boolean retry) {
         Attached a;
         synchronized (lock) {
             if (closed) {
@@ -214,30 +228,40 @@ public final class RpcRdmaClient implements AutoCloseable {
             }
             a = current;
             if ((reconnecting || !a.connection.isOpen()) && options.reconnectAttempts() > 0) {
-                if (rpcCall.byteSize() < 4) {
-                    return CompletableFuture.failedFuture(new IllegalArgumentException("not an ONC RPC CALL message"));
+                OutgoingCall c = a.connection.newCall(rpcCall, retry);
+                if (!c.isDone()) {
+                    c.detach();
+                    c.startTimer(server.toString(), unit.toNanos(timeout));
+                    waiting.add(c);
+                    startReconnect();
                 }
-                CompletableFuture<ReceivedMessage> f = new CompletableFuture<>();
-                waiting.add(new Connection.Orphan(Xdr.getInt(rpcCall, 0),
-                        MemorySegment.ofArray(rpcCall.toArray(ValueLayout.JAVA_BYTE)), f, retry));
-                startReconnect();
-                return f;
+                return c;
             }
         }
-        return a.connection.call(rpcCall, retry);
+        return a.connection.call(rpcCall, unit.toNanos(timeout), retry);
     }
 
     /**
-     * Serves backward calls with {@code handler} and grants the server the configured
-     * backward credits (RFC 8167); kept across reconnects. Completes when the server has
-     * acknowledged.
+     * Serves backward calls with {@code handler}, grants the server the configured
+     * backward credits (RFC 8167 §4.1) and tells our server so (see
+     * {@link Connection#enableBackchannel}); repeated on every reconnect. Completes when the
+     * server has acknowledged.
      */
     public CompletableFuture<Void> enableBackchannel(CallHandler handler) {
         return connection().enableBackchannel(handler);
     }
 
+    /**
+     * Serves backward calls with {@code handler} without telling the server (a foreign
+     * server learns it from the upper layer: NFSv4.1 CREATE_SESSION); kept across reconnects.
+     */
+    public void serveBackwardCalls(CallHandler handler) {
+        connection().serveBackwardCalls(handler);
+    }
+
     /** From a lost connection: the calls it could not complete (maybe none). */
-    private void adopt(Connection lost, List<Connection.Orphan> orphans) {
+    private void adopt(Connection lost, List<OutgoingCall> orphans) {
+        Attached release = null;
         synchronized (lock) {
             Attached cur = current;
             if (cur == null) {
@@ -251,10 +275,18 @@ public final class RpcRdmaClient implements AutoCloseable {
                 // an old connection's late orphans: the new one takes them
                 orphans.forEach(cur.connection::resubmit);
                 return;
+            } else if (!closed && cur.connection == lost && !reconnecting && !cur.destroyed) {
+                // nothing to carry over: release the QP, memory and poller now rather than at
+                // the next call or close() (a busy poller would spin a core until then)
+                release = cur;
             }
         }
+        if (release != null) {
+            Attached r = release;
+            Thread.ofPlatform().daemon().name("rpcrdma-client-release").start(r::destroy);
+        }
         ConnectionLostException e = new ConnectionLostException(lost + ": connection lost", null);
-        orphans.forEach(o -> o.future().completeExceptionally(e));
+        orphans.forEach(o -> o.fail(e));
     }
 
     /** Caller holds lock. */
@@ -269,6 +301,7 @@ public final class RpcRdmaClient implements AutoCloseable {
     private void reconnect() {
         Attached old = current;
         CallHandler backchannel = old.connection.backchannelHandler();
+        boolean announce = old.connection.backchannelAnnounced();
         old.destroy(); // the connection is already lost: its calls were handed to us or failed
         Events.state(old.connection.toString(), "RECONNECTING", server.toString());
         RuntimeException last = null;
@@ -292,7 +325,7 @@ public final class RpcRdmaClient implements AutoCloseable {
                 }
                 continue;
             }
-            List<Connection.Orphan> resend;
+            List<OutgoingCall> resend;
             synchronized (lock) {
                 if (closed) {
                     a.connection.close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -307,13 +340,19 @@ public final class RpcRdmaClient implements AutoCloseable {
             reconnects.increment();
             Events.state(a.connection.toString(), "RECONNECTED", "attempt " + attempt + ", resending " + resend.size());
             LOG.log(Level.DEBUG, "reconnected to {0}, resending {1} calls", server, resend.size());
-            if (backchannel != null) {
-                a.connection.enableBackchannel(backchannel); // first in line: credits start at 1
+            if (backchannel != null && announce) {
+                a.connection.enableBackchannel(backchannel) // first in line: credits start at 1
+                        .exceptionally(t -> {
+                            LOG.log(Level.WARNING, "re-enabling the backchannel on {0} failed: {1}", server, t.toString());
+                            return null;
+                        });
+            } else if (backchannel != null) {
+                a.connection.serveBackwardCalls(backchannel);
             }
             resend.forEach(a.connection::resubmit);
             return;
         }
-        List<Connection.Orphan> failed;
+        List<OutgoingCall> failed;
         synchronized (lock) {
             reconnecting = false;
             failed = List.copyOf(waiting);
@@ -322,13 +361,13 @@ public final class RpcRdmaClient implements AutoCloseable {
         ConnectionLostException e = new ConnectionLostException("connection to " + server + " lost; "
                 + options.reconnectAttempts() + " reconnect attempts failed"
                 + (last == null ? "" : ": " + last.getMessage()), last);
-        failed.forEach(o -> o.future().completeExceptionally(e));
+        failed.forEach(o -> o.fail(e));
     }
 
     /** Drains and fails pending calls, disconnects and releases every verbs resource. */
     @Override
     public void close() {
-        List<Connection.Orphan> failed;
+        List<OutgoingCall> failed;
         Thread r;
         synchronized (lock) {
             if (closed) {
@@ -340,7 +379,7 @@ public final class RpcRdmaClient implements AutoCloseable {
             r = reconnector;
         }
         ConnectionLostException e = new ConnectionLostException("client to " + server + " closed", null);
-        failed.forEach(o -> o.future().completeExceptionally(e));
+        failed.forEach(o -> o.fail(e));
         if (r != null) {
             try {
                 r.join(options.connectTimeoutMillis() * 3L + 5000L);

@@ -8,7 +8,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import org.rpcrdma.transport.core.RpcRdmaStats;
 import org.rpcrdma.transport.verbs.CmEvent;
 import org.rpcrdma.transport.verbs.CmId;
 import org.rpcrdma.transport.verbs.ConnectionParameters;
@@ -89,7 +88,8 @@ public final class RpcRdmaServer implements AutoCloseable {
             throw new IllegalArgumentException("client id 0 is reserved (a client that sent none)");
         }
         return backchannels.computeIfAbsent(clientId,
-                k -> new Backchannel(k, options.backchannelWaitMillis(), b -> backchannels.remove(k, b)));
+                k -> new Backchannel(k, options.backchannelWaitMillis(), options.callTimeoutMillis(),
+                        b -> backchannels.remove(k, b)));
     }
 
     /**
@@ -147,41 +147,62 @@ public final class RpcRdmaServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Builds everything for a connection request, then accepts it: the QP and its receives
+     * first (the client may send as soon as it is established), the connection bound to
+     * its link and poller before {@code onConnect} sees it. Any failure on the way rejects
+     * the request (the client fails fast with the reason) and releases what was built.
+     */
     private void accept(CmEvent ev) {
         CmId id = ev.id();
         RpcRdmaOptions o = options;
-        ConnectPrivate mine = new ConnectPrivate(false, o.inlineThreshold(), o.inlineThreshold());
-        ConnectSettings s = ConnectSettings.negotiate(ConnectPrivate.decode(ev.privateData()), mine);
-        VerbsLink link;
+        VerbsLink link = null;
+        Connection c = null;
+        boolean ok = false;
         try {
-            link = new VerbsLink(id, o.sendContexts(), o.inlineThreshold(), o.receiveBuffers(), o.inlineThreshold(),
+            ConnectPrivate mine = new ConnectPrivate(false, o.inlineThreshold(), o.inlineThreshold());
+            ConnectSettings s = ConnectSettings.negotiate(ConnectPrivate.decode(ev.privateData()), mine);
+            int receiveCount = o.receiveBuffers(false);
+            link = new VerbsLink(id, o.sendContexts(false), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
                     o.busyPoll(), GENERATION.incrementAndGet());
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "cannot create connection resources; rejecting", e);
-            id.reject(null);
-            id.close();
-            return;
-        }
-        Connection c = new Connection("server<-" + id.handle().address(),
-                new Connection.Params(false, s.serverToClient(), s.clientToServer(), Math.max(1, o.backwardCredits()),
-                        o.credits(), s.remoteInvalidation(), o.signalEvery()),
-                o.receiveBuffers(), o.receiveBatch(), o.sendContexts(), link.sendMemory(), link.receiveMemory(), stats);
-        c.handler(handler);
-        c.backchannelListener((conn, clientId) -> backchannel(clientId).bind(conn));
-        byId.put(id.handle().address(), new Accepted(id, link, c));
-        connections.add(c);
-        if (onConnect != null) {
-            onConnect.accept(c);
-        }
-        // Receives are posted before accept: the client may send as soon as it is established.
-        link.start(c, "rpcrdma-server-cq");
-        // The responder resources / initiator depth 0: no RDMA Read/Write yet; rnr_retry 0, retry 7.
-        try {
+            var receives = Connection.receivePool(link, link.receiveMemory(), receiveCount, o.inlineThreshold(),
+                    o.receiveBatch(), stats);
+            // Our backward window is the client's grant (RFC 8167 §4.1), clamped to our limit.
+            c = new Connection("server<-" + id.handle().address(),
+                    new Connection.Params(false, s.serverToClient(), s.clientToServer(), o.backwardCallLimit(),
+                            o.credits(), s.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis()),
+                    link, receives, o.sendContexts(false), link.sendMemory(), stats);
+            c.handler(handler);
+            c.backchannelListener((conn, clientId) -> backchannel(clientId).bind(conn));
+            link.start(c, "rpcrdma-server-cq");
+            c.start();
+            byId.put(id.handle().address(), new Accepted(id, link, c));
+            connections.add(c);
+            if (onConnect != null) {
+                onConnect.accept(c);
+            }
+            // rnr_retry 0, retry 7; no RDMA Read/Write yet, so no responder resources.
             id.accept(new ConnectionParameters(mine.toBytes(), 0, 0, 7, 0));
+            ok = true;
         } catch (RuntimeException e) {
-            // e.g. the client gave up (connect timeout) before we accepted: release everything.
-            drop(id, "rdma_accept failed: " + e.getMessage());
-            throw e;
+            LOG.log(Level.WARNING, "rejecting connection request: " + e.getMessage(), e);
+        } finally {
+            if (!ok) {
+                byId.remove(id.handle().address());
+                if (c != null) {
+                    connections.remove(c);
+                    c.onLinkLost(new RpcRdmaException("connection request rejected"));
+                }
+                try {
+                    id.reject(null);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.DEBUG, "rdma_reject: {0}", e.getMessage());
+                }
+                if (link != null) {
+                    link.destroy();
+                }
+                id.close();
+            }
         }
     }
 

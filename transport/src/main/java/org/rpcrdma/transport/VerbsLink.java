@@ -103,13 +103,15 @@ final class VerbsLink implements Link {
         return recvMr.segment();
     }
 
-    /** Binds the connection, starts the poller and posts the first receives (before connect/accept). */
+    /**
+     * Binds the connection and starts the poller. Receives may have been posted before
+     * (their completions wait in the CQ until now).
+     */
     void start(Connection c, String threadName) {
         this.conn = c;
         if (!busyPoll) {
             cq.requestNotify(false);
         }
-        c.start(this);
         poller = Thread.ofPlatform().daemon().name(threadName).start(this::pollLoop);
     }
 
@@ -127,10 +129,10 @@ final class VerbsLink implements Link {
     @Override
     public void postReceives(int[] slots, int count) {
         recv.clear();
-        Connection c = conn;
-        int len = c.receiveInlineThreshold();
+        long base = recvMr.segment().address();
         for (int i = 0; i < count; i++) {
-            recv.add(WrId.pack(WrId.OP_RECV, slots[i], generation), recvMr.lkey(), c.receiveAddress(slots[i]), len);
+            recv.add(WrId.pack(WrId.OP_RECV, slots[i], generation), recvMr.lkey(), base + (long) slots[i] * recvInline,
+                    recvInline);
         }
         qp.postRecv(recv);
     }

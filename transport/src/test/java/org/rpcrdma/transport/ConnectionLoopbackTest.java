@@ -231,11 +231,11 @@ class ConnectionLoopbackTest {
 
     @Test
     void heldRepliesHoldBackNewCallsInsteadOfDroppingTheConnection() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) { // the client has 12 receive buffers
+        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) { // the client has 2 * 4 + 8 = 16 receive buffers
             p.server.handler(echo());
             List<ReceivedMessage> held = new ArrayList<>();
             CompletableFuture<ReceivedMessage> parked = null;
-            for (int i = 0; i < 20 && parked == null; i++) {
+            for (int i = 0; i < 30 && parked == null; i++) {
                 // credits are free here, so call() decides on this thread: sent, or held back
                 CompletableFuture<ReceivedMessage> f = p.client.call(callMsg(i, 1, new byte[4]));
                 if (p.client.stats().receiveBufferWaits.sum() > 0) {
@@ -244,11 +244,11 @@ class ConnectionLoopbackTest {
                     held.add(f.get(5, TimeUnit.SECONDS)); // never released
                 }
             }
-            assertEquals(12, held.size(), "every buffer held by a reply before a call waits");
+            assertEquals(16, held.size(), "every buffer held by a reply before a call waits");
             assertTrue(p.client.isOpen(), "no receive for the reply must hold the call back, not drop the connection");
             assertEquals(1, p.client.stats().receiveBufferWaits.sum());
             assertFalse(parked.isDone());
-            assertEquals(12, p.client.stats().callsSent.sum(), "the waiting call was not sent");
+            assertEquals(16, p.client.stats().callsSent.sum(), "the waiting call was not sent");
             held.remove(0).release();
             assertArrayEquals(new byte[4], results(parked.get(5, TimeUnit.SECONDS)));
             held.forEach(ReceivedMessage::release);

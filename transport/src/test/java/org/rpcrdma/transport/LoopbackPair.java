@@ -7,7 +7,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.rpcrdma.transport.core.Link;
-import org.rpcrdma.transport.core.RpcRdmaStats;
 
 /**
  * Two {@link Connection}s joined by an in-memory "RC QP": a Send copies into a receive the
@@ -21,42 +20,47 @@ final class LoopbackPair implements AutoCloseable {
     final Side serverSide;
 
     LoopbackPair(int inline, int clientCredits, int backwardCredits, int serverCredits) {
+        this(inline, clientCredits, backwardCredits, serverCredits, 0);
+    }
+
+    /** @param callTimeoutMillis the default call timeout of both sides (0: none) */
+    LoopbackPair(int inline, int clientCredits, int backwardCredits, int serverCredits, long callTimeoutMillis) {
         Arena arena = Arena.ofAuto();
-        int cRecv = clientCredits + backwardCredits + 8;
-        int sRecv = serverCredits + backwardCredits + 8;
-        client = new Connection("client", new Connection.Params(true, inline, inline, clientCredits, backwardCredits,
-                false, 4), cRecv, 4, 16, arena.allocate(16L * inline), arena.allocate((long) cRecv * inline),
-                new RpcRdmaStats());
-        server = new Connection("server", new Connection.Params(false, inline, inline, Math.max(1, backwardCredits), serverCredits,
-                false, 4), sRecv, 4, 16, arena.allocate(16L * inline), arena.allocate((long) sRecv * inline),
-                new RpcRdmaStats());
-        clientSide = new Side(client, cRecv, inline);
-        serverSide = new Side(server, sRecv, inline);
+        int cRecv = 2 * (clientCredits + backwardCredits) + 8;
+        int sRecv = 2 * (serverCredits + backwardCredits) + 8;
+        clientSide = new Side();
+        serverSide = new Side();
         clientSide.peer = serverSide;
         serverSide.peer = clientSide;
-        clientSide.exec.execute(() -> client.start(clientSide));
-        serverSide.exec.execute(() -> server.start(serverSide));
+        RpcRdmaStats cs = new RpcRdmaStats();
+        RpcRdmaStats ss = new RpcRdmaStats();
+        client = new Connection("client", new Connection.Params(true, inline, inline, clientCredits, backwardCredits,
+                false, 4, callTimeoutMillis), clientSide,
+                Connection.receivePool(clientSide, arena.allocate((long) cRecv * inline), cRecv, inline, 4, cs), 16,
+                arena.allocate(16L * inline), cs);
+        server = new Connection("server", new Connection.Params(false, inline, inline, Math.max(1, backwardCredits),
+                serverCredits, false, 4, callTimeoutMillis), serverSide,
+                Connection.receivePool(serverSide, arena.allocate((long) sRecv * inline), sRecv, inline, 4, ss), 16,
+                arena.allocate(16L * inline), ss);
+        clientSide.conn = client;
+        serverSide.conn = server;
+        clientSide.exec.execute(client::start);
+        serverSide.exec.execute(server::start);
         clientSide.sync();
         serverSide.sync();
     }
 
     static final class Side implements Link {
-        final Connection conn;
+        Connection conn;
         final ExecutorService exec = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "loopback-poller");
             t.setDaemon(true);
             return t;
         });
         final ArrayDeque<Integer> posted = new ArrayDeque<>();
-        final int recvInline;
         Side peer;
         volatile boolean down;
         volatile String failure;
-
-        Side(Connection conn, int count, int inline) {
-            this.conn = conn;
-            this.recvInline = inline;
-        }
 
         @Override
         public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {

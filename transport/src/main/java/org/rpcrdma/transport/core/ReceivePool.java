@@ -3,8 +3,8 @@ package org.rpcrdma.transport.core;
 import java.lang.foreign.MemorySegment;
 
 /**
- * The receive buffers of one connection (or of one shared receive queue), used by both
- * directions (RFC 8167 §4.2–4.3; ≈ Linux {@code rpcrdma_rep}). Every buffer is one
+ * The receive buffers of one connection's QP, used by both directions (RFC 8167 §4;
+ * ≈ Linux {@code rpcrdma_rep}). Every buffer is one
  * receive-inline-threshold sized slice of a single registered segment, made up front, so
  * the data path neither allocates nor registers.
  *
@@ -19,8 +19,8 @@ import java.lang.foreign.MemorySegment;
  * <p>Threading: all methods are synchronized; {@link Poster#post} is called under the lock
  * (it only rings the doorbell).
  */
-public final class ReceivePool {
-    /** Posts receive work requests for the given slots; wr_id and address are derived from them. */
+public final class ReceivePool implements ReceiveQueue {
+    /** Posts receive work requests for the given slots (wr_id and address follow from the slot); counts them. */
     @FunctionalInterface
     public interface Poster {
         void post(int[] slots, int count);
@@ -37,7 +37,6 @@ public final class ReceivePool {
     private final int batch;
     private final int[] scratch;
     private final Poster poster;
-    private final RpcRdmaStats stats;
     private int posted;
     private int free;
     private int freeCursor;
@@ -49,8 +48,7 @@ public final class ReceivePool {
      * @param bufferSize the receive inline threshold
      * @param batch      post at least this many at a time when replenishing (≥ 1)
      */
-    public ReceivePool(MemorySegment memory, int count, int bufferSize, int batch, Poster poster,
-            RpcRdmaStats stats) {
+    public ReceivePool(MemorySegment memory, int count, int bufferSize, int batch, Poster poster) {
         if (count < 1 || bufferSize < 1 || batch < 1) {
             throw new IllegalArgumentException("count, bufferSize and batch must be >= 1");
         }
@@ -71,7 +69,6 @@ public final class ReceivePool {
         this.state = new byte[count];
         this.scratch = new int[count];
         this.poster = poster;
-        this.stats = stats;
         this.free = count;
     }
 
@@ -82,6 +79,7 @@ public final class ReceivePool {
      *
      * @return how many were posted now
      */
+    @Override
     public synchronized int replenish(int required) {
         if (shutDown) {
             return 0; // the QP is gone: a late caller must not post to it
@@ -115,10 +113,6 @@ public final class ReceivePool {
             posted -= k;
             throw e;
         }
-        if (stats != null) {
-            stats.receivesPosted.add(k);
-            stats.receiveBatches.increment();
-        }
         return k;
     }
 
@@ -126,12 +120,14 @@ public final class ReceivePool {
      * {@link #replenish}, then whether at least {@code required} are POSTED (false when too
      * few buffers are FREE: the holders have them), in one acquisition of the lock.
      */
+    @Override
     public synchronized boolean ensurePosted(int required) {
         replenish(required);
         return posted >= required;
     }
 
     /** A receive completed successfully: POSTED → HELD. */
+    @Override
     public synchronized MemorySegment completed(int slot) {
         transition(slot, POSTED, HELD);
         posted--;
@@ -139,6 +135,7 @@ public final class ReceivePool {
     }
 
     /** A receive was flushed (QP in error): POSTED → FREE. */
+    @Override
     public synchronized void flushed(int slot) {
         transition(slot, POSTED, FREE);
         posted--;
@@ -146,6 +143,7 @@ public final class ReceivePool {
     }
 
     /** The holder is done with the buffer: HELD → FREE. */
+    @Override
     public synchronized void release(int slot) {
         transition(slot, HELD, FREE);
         free++;
@@ -155,6 +153,7 @@ public final class ReceivePool {
      * The QP is gone without flushing (destroyed): every POSTED buffer is FREE again, and
      * {@link #replenish} posts nothing from now on.
      */
+    @Override
     public synchronized void shutdown() {
         shutDown = true;
         for (int i = 0; i < state.length; i++) {
@@ -185,6 +184,7 @@ public final class ReceivePool {
         };
     }
 
+    @Override
     public MemorySegment buffer(int slot) {
         return buffers[slot];
     }
@@ -197,10 +197,12 @@ public final class ReceivePool {
         return bufferSize;
     }
 
+    @Override
     public int capacity() {
         return buffers.length;
     }
 
+    @Override
     public synchronized int posted() {
         return posted;
     }
@@ -209,6 +211,7 @@ public final class ReceivePool {
         return free;
     }
 
+    @Override
     public synchronized int held() {
         return buffers.length - posted - free;
     }

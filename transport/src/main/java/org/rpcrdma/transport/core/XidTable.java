@@ -7,7 +7,7 @@ import java.util.function.LongConsumer;
 /**
  * Outstanding calls of one direction, keyed by XID. A connection has two instances, one
  * per {@link Direction}, because the same XID may be in flight in both directions at once
- * (RFC 8167 §4.2). A reply that matches nothing is dropped and counted, never delivered to
+ * (RFC 8167 §2.4.1). A reply that matches nothing is dropped and counted, never delivered to
  * another caller (cf. Linux {@code rpcrdma_reply_handler}: "reply for unknown xid").
  *
  * <p>Open addressing with linear probing over a power-of-two array sized at construction,

@@ -19,7 +19,7 @@ class ReceivePoolTest {
             for (int i = 0; i < n; i++) {
                 hardware.add(slots[i]);
             }
-        }, new RpcRdmaStats());
+        });
     }
 
     @Test
@@ -86,7 +86,7 @@ class ReceivePoolTest {
     void failedPostLeavesBuffersFree() {
         ReceivePool p = new ReceivePool(Arena.ofAuto().allocate(256), 4, 64, 2, (s, n) -> {
             throw new IllegalStateException("qp in error");
-        }, null);
+        });
         assertThrows(IllegalStateException.class, () -> p.replenish(2));
         assertEquals(0, p.posted());
         assertEquals(4, p.free());

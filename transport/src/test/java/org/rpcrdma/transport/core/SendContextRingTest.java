@@ -11,21 +11,22 @@ import org.junit.jupiter.api.Test;
 
 class SendContextRingTest {
     @Test
-    void fullRingMakesSenderWaitAndSignalledCompletionFreesOlder() {
-        SendContextRing r = new SendContextRing(4, 2, new RpcRdmaStats());
+    void fullRingRefusesAndSignalledCompletionFreesOlder() {
+        SendContextRing r = new SendContextRing(4, 2);
         List<Integer> slots = new ArrayList<>();
         List<Boolean> signalled = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
-            r.acquire(s -> {
+            int s = r.tryAcquire();
+            if (s >= 0) {
                 slots.add(s);
                 signalled.add(r.shouldSignal());
-            });
+            }
         }
         assertEquals(List.of(0, 1, 2, 3), slots);
         assertEquals(List.of(false, true, false, true), signalled);
-        assertEquals(2, r.waiting());
         r.completed(1); // frees 0 and 1
-        assertEquals(List.of(0, 1, 2, 3, 0, 1), slots);
+        assertEquals(0, r.tryAcquire());
+        assertEquals(1, r.tryAcquire());
         assertEquals(4, r.inUse());
         assertEquals(-1, r.tryAcquire());
         r.completed(3);
@@ -36,7 +37,7 @@ class SendContextRingTest {
 
     @Test
     void rejectsCompletionOutsideOutstandingRange() {
-        SendContextRing r = new SendContextRing(8, 1, null);
+        SendContextRing r = new SendContextRing(8, 1);
         assertEquals(0, r.tryAcquire());
         assertEquals(1, r.tryAcquire());
         assertThrows(IllegalStateException.class, () -> r.completed(5));
@@ -46,11 +47,11 @@ class SendContextRingTest {
 
     @Test
     void signalsWhenFullEvenBetweenIntervals() {
-        SendContextRing r = new SendContextRing(2, 2, null);
+        SendContextRing r = new SendContextRing(2, 2);
         r.tryAcquire();
         assertFalse(r.shouldSignal());
         r.tryAcquire();
         assertTrue(r.shouldSignal());
-        assertThrows(IllegalArgumentException.class, () -> new SendContextRing(2, 3, null));
+        assertThrows(IllegalArgumentException.class, () -> new SendContextRing(2, 3));
     }
 }

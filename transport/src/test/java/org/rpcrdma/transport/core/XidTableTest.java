@@ -14,7 +14,10 @@ import org.junit.jupiter.api.Test;
 class XidTableTest {
     @Test
     void sameXidInBothDirections() {
-        RpcRdmaStats s = new RpcRdmaStats();
+        var s = new Object() {
+            final java.util.concurrent.atomic.LongAdder unmatchedForwardReplies = new java.util.concurrent.atomic.LongAdder();
+            final java.util.concurrent.atomic.LongAdder unmatchedBackwardReplies = new java.util.concurrent.atomic.LongAdder();
+        };
         XidTable<String> fwd = new XidTable<>(Direction.FORWARD, 4, s.unmatchedForwardReplies::add);
         XidTable<String> bwd = new XidTable<>(Direction.BACKWARD, 4, s.unmatchedBackwardReplies::add);
         fwd.put(42, "f");

@@ -1,4 +1,4 @@
-package org.rpcrdma.transport.core;
+package org.rpcrdma.transport;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -14,10 +14,22 @@ public final class RpcRdmaStats {
     public final LongAdder repliesSent = new LongAdder();
     public final LongAdder callsReceived = new LongAdder();
     public final LongAdder repliesReceived = new LongAdder();
-    /** Replies that matched no outstanding forward call (dropped, RFC 8167 §4.2). */
+    /** Replies that matched no outstanding forward call (dropped; XIDs are per direction, RFC 8167 §2.4.1). */
     public final LongAdder unmatchedForwardReplies = new LongAdder();
     /** Replies that matched no outstanding backward call. */
     public final LongAdder unmatchedBackwardReplies = new LongAdder();
+    /** Calls whose caller gave up (cancel, timeout) before the reply. */
+    public final LongAdder abandonedCalls = new LongAdder();
+    /** Replies to abandoned calls: matched, their buffer released at once. */
+    public final LongAdder lateReplies = new LongAdder();
+    /** Connections reset because abandoned calls held every credit (the peer stopped answering). */
+    public final LongAdder abandonedWindowResets = new LongAdder();
+    /** Replies that matched a call of ours but could not be used; that call failed. */
+    public final LongAdder malformedReplies = new LongAdder();
+    /** Handler replies refused (too large, wrong XID): the requester got RDMA_ERROR / ERR_CHUNK. */
+    public final LongAdder repliesRefused = new LongAdder();
+    /** Call handlers that threw before answering (answered SYSTEM_ERR for them). */
+    public final LongAdder handlerFailures = new LongAdder();
     public final LongAdder creditWaits = new LongAdder();
     public final LongAdder sendContextWaits = new LongAdder();
     /** Calls held back because no receive could be posted for their reply (user holds buffers). */

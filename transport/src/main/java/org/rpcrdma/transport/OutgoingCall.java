@@ -1,0 +1,152 @@
+package org.rpcrdma.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import org.rpcrdma.transport.core.Events;
+
+/**
+ * One call of ours from issue to reply (≈ Linux {@code rpcrdma_req}), and the future its
+ * caller holds. It moves between connections when a lost connection hands it over (same
+ * XID, same future, RFC 8167 §5.4).
+ *
+ * <p>Abandonment is first-class: a caller that cancels the future, lets {@code orTimeout}
+ * expire or completes it itself abandons the call, and so does the call's own timeout.
+ * The transport hears of it through the overridden completion methods: a call still
+ * waiting is dropped; a call already sent keeps its XID slot and credit until its reply
+ * arrives (the responder consumed a receive for it, RFC 8166 §3.3.1), and that late reply
+ * is then released at once. The transport completes the future only through
+ * {@link #deliver} and {@link #fail}, which bypass the overrides.
+ */
+final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
+    static final int NEW = 0;
+    static final int WAITING = 1;
+    static final int SENT = 2;
+    static final int DONE = 3;
+
+    final int xid;
+    final boolean retry;
+    /** The RPC call bytes; a heap copy once the call may outlive its caller's segment. */
+    private volatile MemorySegment message;
+    /** The requester that has this call now (null while it is between connections). */
+    volatile Requester owner;
+    /** Guarded by the owner's lock. */
+    int state = NEW;
+    /** Sent, then abandoned by the caller; guarded by the owner's lock. */
+    boolean abandoned;
+    private volatile ScheduledFuture<?> timer;
+    private final Events.Call event;
+
+    OutgoingCall(int xid, MemorySegment message, boolean retry) {
+        this.xid = xid;
+        this.message = retry && message.isNative() ? heapCopy(message) : message;
+        this.retry = retry;
+        Events.Call e = new Events.Call();
+        if (e.isEnabled()) {
+            e.begin();
+            e.xid = xid;
+            this.event = e;
+        } else {
+            this.event = null;
+        }
+    }
+
+    /** The one heap-copy idiom of the transport: bytes that must outlive the caller's segment. */
+    static MemorySegment heapCopy(MemorySegment m) {
+        return MemorySegment.ofArray(m.toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    MemorySegment message() {
+        return message;
+    }
+
+    /** Leaves its connection: the bytes must now survive until a later connection sends them. */
+    void detach() {
+        owner = null;
+        MemorySegment m = message;
+        if (m.isNative()) {
+            message = heapCopy(m);
+        }
+    }
+
+    /** Starts the call's deadline (once, at issue; it keeps running across reconnects). */
+    void startTimer(String connection, long timeoutNanos) {
+        if (timeoutNanos > 0) {
+            long millis = Math.max(1, timeoutNanos / 1_000_000);
+            timer = CallTimer.schedule(() -> completeExceptionally(new CallTimeoutException(connection, xid, millis)),
+                    timeoutNanos);
+        }
+    }
+
+    /** The transport completes the call with its reply; false if the caller had abandoned it. */
+    boolean deliver(ReceivedMessage reply) {
+        boolean done = super.complete(reply);
+        finish(done, "reply");
+        return done;
+    }
+
+    /** The transport fails the call; false if it was already complete. */
+    boolean fail(Throwable t) {
+        boolean done = super.completeExceptionally(t);
+        finish(done, t.getClass().getSimpleName());
+        return done;
+    }
+
+    private void finish(boolean done, String outcome) {
+        ScheduledFuture<?> t = timer;
+        if (t != null) {
+            t.cancel(false);
+        }
+        Events.Call e = event;
+        if (done && e != null) {
+            e.end();
+            if (e.shouldCommit()) {
+                Requester r = owner;
+                e.connection = r == null ? "" : r.connectionName();
+                e.direction = r == null ? "" : r.direction().name();
+                e.outcome = outcome;
+                e.commit();
+            }
+        }
+    }
+
+    // ---- completed by someone other than the transport: the call is abandoned ----
+
+    @Override
+    public boolean complete(ReceivedMessage value) {
+        boolean done = super.complete(value);
+        abandoned(done, "completed by caller");
+        return done;
+    }
+
+    @Override
+    public boolean completeExceptionally(Throwable ex) {
+        boolean done = super.completeExceptionally(ex);
+        abandoned(done, ex instanceof CallTimeoutException ? "timeout" : ex.getClass().getSimpleName());
+        return done;
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        boolean done = super.cancel(mayInterruptIfRunning);
+        abandoned(done, "cancelled");
+        return done;
+    }
+
+    private void abandoned(boolean done, String outcome) {
+        if (!done) {
+            return;
+        }
+        finish(true, outcome);
+        Requester r = owner;
+        if (r != null) {
+            r.abandon(this);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "call 0x" + Integer.toHexString(xid) + " " + super.toString();
+    }
+}

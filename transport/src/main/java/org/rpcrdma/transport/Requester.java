@@ -1,0 +1,273 @@
+package org.rpcrdma.transport;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import org.rpcrdma.transport.core.CreditAccount;
+import org.rpcrdma.transport.core.Direction;
+import org.rpcrdma.transport.core.Events;
+import org.rpcrdma.transport.core.ReceiveQueue;
+import org.rpcrdma.transport.core.XidTable;
+
+/**
+ * This side's calls on one connection (the requester role, RFC 8166 §3.3; ≈ Linux
+ * {@code rpcrdma_req} management and the matching half of {@code rpcrdma_reply_handler}):
+ * the credit account and XID table of our direction, the calls waiting for a credit or
+ * for a receive to be posted for their reply, and abandoned calls.
+ *
+ * <p>One lock (this) guards all of it. Lock order: Requester → SendQueue → ReceiveQueue →
+ * the link. No future is completed and no user code runs while it is held: methods
+ * return the calls to complete and the {@link Connection} completes them afterwards.
+ */
+final class Requester {
+    /** What a loss leaves behind: calls that were sent, and calls that never were. */
+    record Taken(List<OutgoingCall> sent, List<OutgoingCall> unsent) {}
+
+    private final String name;
+    private final Direction direction;
+    private final CreditAccount credits;
+    private final XidTable<OutgoingCall> table;
+    private final ReceiveQueue receives;
+    private final SendQueue sends;
+    private final int grantToPeer;
+    private final RpcRdmaStats stats;
+    /** Called (without locks) when abandoned calls hold the whole window: the connection is dead. */
+    private final Runnable wedged;
+    private final ArrayDeque<OutgoingCall> waiting = new ArrayDeque<>();
+    private int abandonedInFlight;
+    private boolean headBlockedOnReceive;
+    private boolean closed;
+
+    Requester(String name, Direction direction, int maxCredits, int grantToPeer, ReceiveQueue receives,
+            SendQueue sends, RpcRdmaStats stats, Runnable wedged) {
+        this.name = name;
+        this.direction = direction;
+        this.credits = new CreditAccount(direction, maxCredits);
+        this.table = new XidTable<>(direction, maxCredits, direction == Direction.FORWARD
+                ? stats.unmatchedForwardReplies::add : stats.unmatchedBackwardReplies::add);
+        this.receives = receives;
+        this.sends = sends;
+        this.grantToPeer = grantToPeer;
+        this.stats = stats;
+        this.wedged = wedged;
+    }
+
+    String connectionName() {
+        return name;
+    }
+
+    Direction direction() {
+        return direction;
+    }
+
+    /**
+     * Queues a call and sends what the window allows.
+     *
+     * @return false if this requester is closed (the connection was lost): the caller hands
+     *         the call on or fails it
+     * @throws RpcRdmaException naming a duplicate XID (nothing queued)
+     */
+    boolean submit(OutgoingCall c) {
+        synchronized (this) {
+            if (closed) {
+                return false;
+            }
+            if (c.isDone()) {
+                return true; // abandoned before it could be sent here: nothing to do
+            }
+            if (table.contains(c.xid) || isWaiting(c.xid)) {
+                throw new RpcRdmaException(name + ": XID 0x" + Integer.toHexString(c.xid) + " is already outstanding"
+                        + " in the " + direction + " direction; call not sent");
+            }
+            c.owner = this;
+            c.state = OutgoingCall.WAITING;
+            if (!waiting.isEmpty() || !credits.available()) {
+                stats.creditWaits.increment();
+                Events.CreditWait w = new Events.CreditWait();
+                if (w.shouldCommit()) {
+                    w.connection = name;
+                    w.direction = direction.name();
+                    w.window = credits.window();
+                    w.commit();
+                }
+            }
+            waiting.addLast(c);
+            return pumpLocked();
+        }
+    }
+
+    private boolean isWaiting(int xid) {
+        for (OutgoingCall w : waiting) {
+            if (w.xid == xid) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Sends waiting calls the window and the receive queue now allow (a credit or buffer came back). */
+    void pump() {
+        synchronized (this) {
+            if (!closed) {
+                pumpLocked();
+            }
+        }
+    }
+
+    /**
+     * Sends waiting calls in order while a credit is free and a receive can be posted for
+     * each reply (rnr_retry 0: a reply with no posted receive would kill the connection;
+     * a user holding received messages makes calls wait instead). Caller holds the lock.
+     */
+    private boolean pumpLocked() {
+        while (!waiting.isEmpty() && credits.available()) {
+            OutgoingCall c = waiting.peekFirst();
+            boolean posted;
+            try {
+                posted = receives.ensurePosted(credits.outstanding() + 1 + grantToPeer);
+            } catch (RuntimeException e) {
+                sends.noteFailure(e); // the link is gone: the connection settles the loss
+                return true;
+            }
+            if (!posted) {
+                if (!headBlockedOnReceive) {
+                    headBlockedOnReceive = true;
+                    stats.receiveBufferWaits.increment();
+                }
+                return true;
+            }
+            headBlockedOnReceive = false;
+            waiting.pollFirst();
+            credits.tryAcquire();
+            table.put(c.xid, c);
+            c.state = OutgoingCall.SENT;
+            // The rdma_credit of a call is our request (RFC 8166 §3.3.1): our maximum.
+            sends.sendMessage(c.xid, credits.max(), c.message());
+            stats.callsSent.increment();
+        }
+        return true;
+    }
+
+    /**
+     * A reply (or RDMA_ERROR) for {@code xid} arrived. Removes the matching call, applies
+     * the grant it carries (only a matched reply moves the window, as in Linux) and
+     * returns its credit.
+     *
+     * @return the call, or null if nothing matched (counted, dropped: RFC 8167 §2.4.1)
+     */
+    OutgoingCall matched(int xid, int grant) {
+        synchronized (this) {
+            OutgoingCall c = table.match(xid);
+            if (c == null) {
+                return null;
+            }
+            // A Reply's rdma_credit is a grant for our direction (RFC 8166 §3.3.3).
+            credits.grant(grant);
+            release(c);
+            pumpLocked();
+            return c;
+        }
+    }
+
+    /** A malformed reply for {@code xid}: the call is removed without using the header's grant. */
+    OutgoingCall malformed(int xid) {
+        synchronized (this) {
+            OutgoingCall c = table.remove(xid);
+            if (c != null) {
+                release(c);
+                pumpLocked();
+            }
+            return c;
+        }
+    }
+
+    private void release(OutgoingCall c) {
+        credits.release();
+        if (c.abandoned) {
+            abandonedInFlight--;
+        }
+        c.state = OutgoingCall.DONE;
+    }
+
+    /** The caller gave up on {@code c} (cancel, timeout, its own completion). */
+    void abandon(OutgoingCall c) {
+        boolean dead = false;
+        int window;
+        synchronized (this) {
+            if (c.owner != this || closed) {
+                return;
+            }
+            window = credits.window();
+            if (c.state == OutgoingCall.WAITING) {
+                waiting.remove(c);
+                c.state = OutgoingCall.DONE;
+                stats.abandonedCalls.increment();
+                pumpLocked();
+            } else if (c.state == OutgoingCall.SENT && !c.abandoned) {
+                c.abandoned = true;
+                abandonedInFlight++;
+                stats.abandonedCalls.increment();
+                dead = abandonedInFlight >= window;
+            }
+        }
+        if (dead) {
+            // Every credit is held by a call nobody waits for: the peer is not answering.
+            // Reset the connection as Linux does on a major timeout, never wedge silently.
+            stats.abandonedWindowResets.increment();
+            wedged.run();
+        }
+    }
+
+    /** The connection is lost: takes every call, once, and refuses new ones. */
+    Taken takeAll() {
+        synchronized (this) {
+            closed = true;
+            List<OutgoingCall> sent = table.removeAll();
+            List<OutgoingCall> unsent = new ArrayList<>(waiting);
+            waiting.clear();
+            credits.reset();
+            abandonedInFlight = 0;
+            for (OutgoingCall c : sent) {
+                c.state = OutgoingCall.DONE;
+            }
+            for (OutgoingCall c : unsent) {
+                c.state = OutgoingCall.DONE;
+            }
+            return new Taken(sent, unsent);
+        }
+    }
+
+    /** Receives that must stay posted for this direction's replies plus the peer's grant. */
+    synchronized int requiredReceives() {
+        return credits.outstanding() + grantToPeer;
+    }
+
+    /** Calls somebody still waits for: sent and not abandoned, or waiting to be sent. */
+    synchronized int active() {
+        return table.size() - abandonedInFlight + waiting.size();
+    }
+
+    synchronized int outstanding() {
+        return table.size();
+    }
+
+    synchronized int abandonedInFlight() {
+        return abandonedInFlight;
+    }
+
+    synchronized int waiting() {
+        return waiting.size();
+    }
+
+    synchronized int window() {
+        return credits.window();
+    }
+
+    synchronized int highWater() {
+        return credits.highWater();
+    }
+
+    synchronized int creditsInUse() {
+        return credits.outstanding();
+    }
+}

@@ -1,0 +1,222 @@
+package org.rpcrdma.transport;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.rpcrdma.transport.wire.OncRpc;
+import org.rpcrdma.transport.wire.OpaqueAuth;
+import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcRdmaHeader;
+import org.rpcrdma.transport.wire.RpcReplyHeader;
+import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.transport.wire.XdrWriter;
+
+/**
+ * The peer's calls on one connection (the responder role; ≈ Linux
+ * {@code svc_rdma_recvfrom} / {@code svc_rdma_sendto}): the count of calls the peer has
+ * outstanding against the credits we granted, handing calls to the handler, and their
+ * replies. It is the one place that sends RDMA_ERROR (only a responder does, and only in
+ * answer to a call: RFC 8166 §4.5) and that decides what happens to a reply too large to
+ * go inline (a Reply chunk once chunks exist; today RDMA_ERROR / ERR_CHUNK).
+ *
+ * <p>Every call counted here is answered exactly once (a reply, an RDMA_ERROR, or the
+ * connection's loss), so the peer's credits never drift. Holds no lock of its own across
+ * calls into the send queue; the handler runs with no transport lock held.
+ */
+final class Responder {
+    private static final System.Logger LOG = System.getLogger(Responder.class.getName());
+
+    private final Connection conn;
+    private final boolean client;
+    private final int grantToPeer;
+    private final int sendInline;
+    private final SendQueue sends;
+    private final RpcRdmaStats stats;
+    private final AtomicInteger outstanding = new AtomicInteger();
+    private final AtomicInteger highWater = new AtomicInteger();
+    private volatile CallHandler handler;
+
+    Responder(Connection conn, boolean client, int grantToPeer, int sendInline, SendQueue sends, RpcRdmaStats stats) {
+        this.conn = conn;
+        this.client = client;
+        this.grantToPeer = grantToPeer;
+        this.sendInline = sendInline;
+        this.sends = sends;
+        this.stats = stats;
+    }
+
+    void handler(CallHandler h) {
+        this.handler = h;
+    }
+
+    CallHandler handler() {
+        return handler;
+    }
+
+    /** Whether this side serves calls now: a server always; a client once it serves backward calls. */
+    boolean canRespond() {
+        return !client || handler != null;
+    }
+
+    /**
+     * Answers a call we will not serve with RDMA_ERROR ({@code RpcRdma.ERR_VERS} or
+     * {@code ERR_CHUNK}); the one place RDMA_ERROR is sent. Only for calls.
+     */
+    void sendError(int xid, int error) {
+        sends.sendError(xid, grantToPeer, error);
+    }
+
+    /**
+     * A call arrived inline (decoded header {@code h}, bytes in receive buffer {@code slot}).
+     *
+     * @return true if the buffer was handed on (released with the reply or by the user)
+     */
+    boolean onCall(RpcRdmaHeader h, int slot, MemorySegment buf) {
+        stats.callsReceived.increment();
+        // A Call's rdma_credit is the peer's request, not a grant: it touches no account here.
+        if (!h.hasNoChunks()) {
+            // Chunks are not supported yet, in either direction (RFC 8166 §4.5.2).
+            sendError(h.xid(), RpcRdma.ERR_CHUNK);
+            return false;
+        }
+        CallHandler hd = handler;
+        if (client && hd == null) {
+            // RFC 8167 §6: a backward call before we said we serve them. Linux drops it too.
+            LOG.log(Level.WARNING, "{0}: backward call 0x{1} while the backchannel is not served, dropped", conn,
+                    Integer.toHexString(h.rpcXid()));
+            stats.creditViolations.increment();
+            return false;
+        }
+        int now = outstanding.incrementAndGet();
+        highWater.accumulateAndGet(now, Math::max);
+        if (now > grantToPeer) {
+            // The peer exceeded the credits we granted: a conforming peer never does.
+            stats.creditViolations.increment();
+            outstanding.decrementAndGet();
+            conn.lost(new RpcRdmaException("peer exceeded its " + grantToPeer + " credits"));
+            return false;
+        }
+        long off = h.messageOffset();
+        int len = h.messageLength();
+        int xid = h.rpcXid();
+        if (!client && BackchannelControl.isControlCall(buf, off, len)) {
+            long instance = BackchannelControl.clientInstance(buf, off, len);
+            sendReply(xid, BackchannelControl.acceptedReply(xid));
+            conn.backchannelEnabled(instance);
+            return false;
+        }
+        if (hd == null) {
+            outstanding.decrementAndGet();
+            return false;
+        }
+        Call in = new Call(xid, new ReceivedMessage(buf.asSlice(off, len), () -> conn.releaseReceive(slot)));
+        try {
+            hd.handle(in);
+        } catch (RuntimeException e) {
+            stats.handlerFailures.increment();
+            LOG.log(Level.WARNING, conn + ": call handler threw; answering call 0x" + Integer.toHexString(xid)
+                    + " with SYSTEM_ERR", e);
+            in.answerIfUnanswered(systemError(xid));
+        }
+        return true;
+    }
+
+    private static MemorySegment systemError(int xid) {
+        MemorySegment r = MemorySegment.ofArray(new byte[24]);
+        RpcReplyHeader.encodeAccepted(new XdrWriter(r, 0, 24), xid, OpaqueAuth.NONE, OncRpc.SYSTEM_ERR);
+        return r;
+    }
+
+    /** Sends a reply that was checked to fit; the call is answered. */
+    private void sendReply(int xid, MemorySegment rpcReply) {
+        outstanding.decrementAndGet();
+        // A Reply's rdma_credit grants the peer credits for its direction (RFC 8166 §3.3.3).
+        sends.sendMessage(xid, grantToPeer, rpcReply);
+        stats.repliesSent.increment();
+    }
+
+    /** Answers the call with ERR_CHUNK instead of a reply that cannot be sent; the call is answered. */
+    private void refuse(int xid) {
+        outstanding.decrementAndGet();
+        stats.repliesRefused.increment();
+        sendError(xid, RpcRdma.ERR_CHUNK);
+    }
+
+    /** Peer calls outstanding now (received, not yet answered). */
+    int outstanding() {
+        return outstanding.get();
+    }
+
+    int highWater() {
+        return highWater.get();
+    }
+
+    /** A call from the peer, answered exactly once. */
+    private final class Call implements IncomingCall {
+        private final int xid;
+        private final ReceivedMessage msg;
+        private boolean answered;
+
+        Call(int xid, ReceivedMessage msg) {
+            this.xid = xid;
+            this.msg = msg;
+        }
+
+        @Override
+        public ReceivedMessage message() {
+            return msg;
+        }
+
+        @Override
+        public int xid() {
+            return xid;
+        }
+
+        @Override
+        public Connection connection() {
+            return conn;
+        }
+
+        @Override
+        public void reply(MemorySegment rpcReply) {
+            synchronized (this) {
+                if (answered) {
+                    throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
+                }
+                answered = true;
+            }
+            try {
+                if (rpcReply.byteSize() < 8 || Xdr.getInt(rpcReply, 0) != xid || Xdr.getInt(rpcReply, 4) != OncRpc.REPLY) {
+                    refuse(xid);
+                    throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
+                            + " is not an RPC REPLY with that XID; the requester was answered RDMA_ERROR/ERR_CHUNK");
+                }
+                if (!Marshal.fitsInline(rpcReply.byteSize(), sendInline)) {
+                    refuse(xid);
+                    throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
+                            + " is " + rpcReply.byteSize() + " bytes, over the " + Marshal.inlineLimit(sendInline)
+                            + " bytes that fit the negotiated inline threshold of " + sendInline + " (no Reply chunk:"
+                            + " chunks are not supported yet); the requester was answered RDMA_ERROR/ERR_CHUNK");
+                }
+                sendReply(xid, rpcReply);
+            } finally {
+                msg.release();
+                conn.settle();
+            }
+        }
+
+        /** The handler failed without answering: answer for it so the peer's call does not hang. */
+        void answerIfUnanswered(MemorySegment rpcReply) {
+            synchronized (this) {
+                if (answered) {
+                    return;
+                }
+            }
+            try {
+                reply(rpcReply);
+            } catch (IllegalStateException e) {
+                // answered meanwhile by another thread the handler gave the call to
+            }
+        }
+    }
+}

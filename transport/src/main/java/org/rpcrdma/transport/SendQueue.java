@@ -1,0 +1,152 @@
+package org.rpcrdma.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.core.SendContextRing;
+import org.rpcrdma.transport.wire.RpcRdma;
+
+/**
+ * The send path of one connection (≈ Linux {@code rpcrdma_sendctx} and
+ * {@code rpcrdma_post_sends}): each message is marshalled into the next send context's
+ * registered buffer and posted as one Send; when every context is in flight, messages
+ * wait here (as private copies) and go out as signalled completions free contexts.
+ *
+ * <p>One lock (this) keeps Sends posted in context order. A failed post never calls back
+ * into the connection under the lock: it is noted, the queue stops, and the connection
+ * settles the loss once it holds no lock ({@link #failure()}).
+ */
+final class SendQueue {
+    /** A message waiting for a send context: an RDMA_MSG, or an RDMA_ERROR when {@code rpc} is null. */
+    private record Waiting(int xid, int credit, MemorySegment rpc, int error) {}
+
+    private final SendContextRing ring;
+    private final MemorySegment[] buffers;
+    private final Link link;
+    private final RpcRdmaStats stats;
+    private final ArrayDeque<Waiting> queue = new ArrayDeque<>();
+    private boolean shut;
+    private volatile Throwable failure;
+
+    /**
+     * @param memory registered memory for {@code contexts * sendInline} bytes
+     */
+    SendQueue(Link link, int contexts, int signalEvery, int sendInline, MemorySegment memory, RpcRdmaStats stats) {
+        this.link = link;
+        this.stats = stats;
+        this.ring = new SendContextRing(contexts, Math.min(signalEvery, contexts));
+        this.buffers = new MemorySegment[contexts];
+        for (int i = 0; i < contexts; i++) {
+            buffers[i] = memory.asSlice((long) i * sendInline, sendInline);
+        }
+    }
+
+    /** Sends an RDMA_MSG carrying {@code rpc} inline; allocates nothing unless it has to wait. */
+    synchronized void sendMessage(int xid, int credit, MemorySegment rpc) {
+        if (shut) {
+            return;
+        }
+        if (queue.isEmpty()) {
+            int slot = ring.tryAcquire();
+            if (slot >= 0) {
+                post(slot, Marshal.inline(buffers[slot], xid, credit, rpc));
+                return;
+            }
+        }
+        stats.sendContextWaits.increment();
+        // the caller may reuse its segment once we return: keep a copy
+        queue.addLast(new Waiting(xid, credit, OutgoingCall.heapCopy(rpc), 0));
+    }
+
+    /** Sends RDMA_ERROR ({@code RpcRdma.ERR_VERS} or {@code ERR_CHUNK}) for {@code xid}. */
+    synchronized void sendError(int xid, int credit, int error) {
+        if (shut) {
+            return;
+        }
+        if (queue.isEmpty()) {
+            int slot = ring.tryAcquire();
+            if (slot >= 0) {
+                postError(slot, xid, credit, error);
+                return;
+            }
+        }
+        stats.sendContextWaits.increment();
+        queue.addLast(new Waiting(xid, credit, null, error));
+    }
+
+    /** Sends {@code bytes} as one Send exactly as given: only for tests that play a misbehaving peer. */
+    synchronized void sendRaw(MemorySegment bytes) {
+        int slot = ring.tryAcquire();
+        if (slot < 0) {
+            throw new IllegalStateException("no free send context");
+        }
+        MemorySegment.copy(bytes, 0, buffers[slot], 0, bytes.byteSize());
+        post(slot, (int) bytes.byteSize());
+    }
+
+    /** A signalled Send completed: its context and all older ones are free; queued messages go. */
+    synchronized void completed(int slot) {
+        if (shut) {
+            return; // the ring was reset when the connection was lost
+        }
+        ring.completed(slot);
+        while (!queue.isEmpty() && !shut) {
+            int s = ring.tryAcquire();
+            if (s < 0) {
+                return;
+            }
+            Waiting w = queue.pollFirst();
+            if (w.rpc() == null) {
+                postError(s, w.xid(), w.credit(), w.error());
+            } else {
+                post(s, Marshal.inline(buffers[s], w.xid(), w.credit(), w.rpc()));
+            }
+        }
+    }
+
+    private void postError(int slot, int xid, int credit, int error) {
+        if (error == RpcRdma.ERR_VERS) {
+            stats.errVersSent.increment();
+        } else {
+            stats.errChunkSent.increment();
+        }
+        post(slot, Marshal.error(buffers[slot], xid, credit, error));
+    }
+
+    /** Caller holds the lock, so contexts are posted in ring order. */
+    private void post(int slot, int length) {
+        boolean signalled = ring.shouldSignal();
+        if (signalled) {
+            stats.sendsSignalled.increment();
+        }
+        try {
+            link.postSend(slot, buffers[slot], length, signalled);
+        } catch (RuntimeException e) {
+            noteFailure(e);
+            shut = true;
+            queue.clear();
+        }
+    }
+
+    /** The link failed under some lock; the connection acts on it when it holds none. */
+    void noteFailure(Throwable t) {
+        if (failure == null) {
+            failure = t;
+        }
+    }
+
+    Throwable failure() {
+        return failure;
+    }
+
+    /** The connection is gone: nothing more is posted and every context is free again. */
+    synchronized void shutdown() {
+        shut = true;
+        queue.clear();
+        ring.reset();
+    }
+
+    synchronized int contextsInUse() {
+        return ring.inUse();
+    }
+}
