@@ -195,16 +195,6 @@ class ConnectionLoopbackTest {
     }
 
     @Test
-    void malformedHeaderDropsConnection() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
-            MemorySegment raw = MemorySegment.ofArray(new byte[6]);
-            p.clientSide.deliver(raw, 6);
-            p.serverSide.sync();
-            assertEquals(1, p.server.stats().badHeaders.sum());
-        }
-    }
-
-    @Test
     void lossFailsPendingCallsWithConnectionLost() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
             p.server.handler(c -> { });
