@@ -1,0 +1,144 @@
+package org.rpcrdma.transport;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import org.rpcrdma.transport.wire.ErrorResponse;
+import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcRdmaDecoder;
+import org.rpcrdma.transport.wire.RpcRdmaHeader;
+import org.rpcrdma.transport.wire.RpcRdmaProtocolException;
+
+/**
+ * What arrives on a connection, decoded and sent the right way (≈ the decode half of Linux
+ * {@code rpcrdma_reply_handler} and {@code svc_rdma_recvfrom}): a reply or RDMA_ERROR is
+ * the {@link Requester}'s to match, a call is the {@link Responder}'s; a message that
+ * does not decode is a malformed reply if it answers a call of ours, else a malformed call
+ * the responder answers, else the end of the connection. Runs on the completion thread
+ * only (one header object, decoded in place).
+ */
+final class Unmarshal {
+    private static final System.Logger LOG = System.getLogger(Unmarshal.class.getName());
+
+    private final Connection conn;
+    private final RpcRdmaHeader rxHeader;
+    private final Requester requester;
+    private final Responder responder;
+    private final RpcRdmaStats stats;
+
+    Unmarshal(Connection conn, RpcRdmaHeader rxHeader, Requester requester, Responder responder, RpcRdmaStats stats) {
+        this.conn = conn;
+        this.rxHeader = rxHeader;
+        this.requester = requester;
+        this.responder = responder;
+        this.stats = stats;
+    }
+
+    /**
+     * Classifies a received message (RFC 8166 §4, RFC 8167 §4): a reply or RDMA_ERROR is
+     * ours to match, a call is the responder's. Returns true if the buffer was handed on.
+     */
+    boolean dispatch(int slot, MemorySegment buf, int length) {
+        RpcRdmaHeader h = rxHeader;
+        try {
+            RpcRdmaDecoder.decode(buf, 0, length, h);
+        } catch (RpcRdmaProtocolException e) {
+            stats.badHeaders.increment();
+            malformed(e);
+            return false;
+        }
+        switch (h.proc()) {
+            case RpcRdma.RDMA_ERROR -> {
+                stats.rdmaErrorsReceived.increment();
+                OutgoingCall c = requester.matched(h.xid(), h.credit());
+                if (c != null) {
+                    c.fail(new RdmaErrorException(h.xid(), h.errorCode(), h.versLow(), h.versHigh()));
+                }
+                return false;
+            }
+            case RpcRdma.RDMA_MSG, RpcRdma.RDMA_MSGP -> {
+                return dispatchInline(slot, buf, h);
+            }
+            case RpcRdma.RDMA_NOMSG -> {
+                // No inline RPC header: the direction can't be told, so rdma_credit is not
+                // used (RFC 8167 §4.1). A reply of ours through a Reply chunk we never
+                // offered fails its call; a call (position-zero read chunk) is answered
+                // ERR_CHUNK until chunks exist.
+                stats.creditsIgnored.increment();
+                unexpectedChunks(h.xid(), "RDMA_NOMSG");
+                return false;
+            }
+            default -> {
+                return false; // RDMA_DONE: nothing to do without Reply chunks
+            }
+        }
+    }
+
+    private boolean dispatchInline(int slot, MemorySegment buf, RpcRdmaHeader h) {
+        int type = h.rpcMsgType();
+        if (type == RpcRdma.RPC_CALL) {
+            return responder.onCall(h, slot, buf);
+        }
+        if (type != RpcRdma.RPC_REPLY) {
+            stats.badHeaders.increment();
+            return false;
+        }
+        stats.repliesReceived.increment();
+        OutgoingCall c = requester.matched(h.rpcXid(), h.credit());
+        if (c == null) {
+            return false; // counted as unmatched; dropped (RFC 8167 §2.4.1)
+        }
+        if (!h.hasNoChunks()) {
+            stats.malformedReplies.increment();
+            c.fail(new MalformedReplyException(conn + ": reply to call 0x" + Integer.toHexString(c.xid)
+                    + " uses chunks this call never offered", null));
+            return false;
+        }
+        ReceivedMessage m = new ReceivedMessage(buf.asSlice(h.messageOffset(), h.messageLength()),
+                () -> conn.releaseReceive(slot));
+        if (!c.deliver(m)) {
+            stats.lateReplies.increment(); // abandoned: matched, counted, released at once
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * A message whose transport header does not decode. If it answers a call of ours it is
+     * a malformed reply: that call fails (a requester never answers with RDMA_ERROR,
+     * RFC 8166 §4.5). Otherwise, if we serve calls, it is a malformed call and the
+     * responder answers it; if we serve none, or nothing can be answered, the connection
+     * is dropped.
+     */
+    private void malformed(RpcRdmaProtocolException e) {
+        if (e.response() != ErrorResponse.DROP_CONNECTION && e.hasXid()) {
+            OutgoingCall c = requester.malformed(e.xid());
+            if (c != null) {
+                stats.malformedReplies.increment();
+                c.fail(new MalformedReplyException(conn + ": malformed reply to call 0x" + Integer.toHexString(e.xid())
+                        + ": " + e.getMessage(), e));
+                return;
+            }
+            if (responder.canRespond()) {
+                responder.sendError(e.xid(), e.response() == ErrorResponse.ERR_VERS
+                        ? RpcRdma.ERR_VERS : RpcRdma.ERR_CHUNK);
+                return;
+            }
+        }
+        LOG.log(Level.WARNING, "{0}: dropping connection: {1}", conn, e.getMessage());
+        conn.lost(new RpcRdmaException("peer sent a malformed message: " + e.getMessage(), e));
+    }
+
+    /** A message with chunks we cannot take (none are supported yet). */
+    private void unexpectedChunks(int xid, String what) {
+        OutgoingCall c = requester.malformed(xid);
+        if (c != null) {
+            stats.malformedReplies.increment();
+            c.fail(new MalformedReplyException(conn + ": " + what + " reply to call 0x" + Integer.toHexString(xid)
+                    + " uses chunks this call never offered", null));
+        } else if (responder.canRespond()) {
+            responder.sendError(xid, RpcRdma.ERR_CHUNK); // RFC 8166 §4.5.2
+        } else {
+            conn.lost(new RpcRdmaException("peer sent " + what + " matching no call of ours, and we serve no calls"));
+        }
+    }
+}
