@@ -82,13 +82,10 @@ public final class Backchannel {
             }
             c = bound;
             if (c == null || !c.isOpen()) {
-                if (rpcCall.byteSize() < 8) {
-                    return CompletableFuture.failedFuture(new IllegalArgumentException("not an ONC RPC CALL message"));
+                OutgoingCall o = Connection.parked(rpcCall, true, toString(), unit.toNanos(timeout));
+                if (!o.isDone()) {
+                    park(List.of(o));
                 }
-                OutgoingCall o = new OutgoingCall(org.rpcrdma.transport.wire.Xdr.getInt(rpcCall, 0), rpcCall, true);
-                o.detach();
-                o.startTimer(toString(), unit.toNanos(timeout));
-                park(List.of(o));
                 return o;
             }
         }

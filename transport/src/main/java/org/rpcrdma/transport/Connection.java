@@ -43,6 +43,9 @@ import org.rpcrdma.transport.wire.Xdr;
  * a time; everything else from any thread. Lock order: Connection (state only) →
  * Requester → SendQueue → ReceiveQueue → link. No future is completed and no user code
  * (handlers, future callbacks, the endpoint's hand-over) runs while any of them is held.
+ *
+ * <p>Over 400 lines because it is the documented public API of a connection; the work
+ * itself lives in the classes named above.
  */
 public final class Connection implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
@@ -321,21 +324,25 @@ public final class Connection implements AutoCloseable {
         return c;
     }
 
-    /**
-     * A call object for {@code rpcCall}, already failed if the bytes are not one this
-     * connection can send (not a CALL, or too large for the negotiated threshold).
-     */
-    OutgoingCall newCall(MemorySegment rpcCall, boolean retry) {
+    /** A call object for {@code rpcCall}, already failed if the bytes are not an RPC CALL. */
+    static OutgoingCall newCall(MemorySegment rpcCall, boolean retry) {
         if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
             OutgoingCall c = new OutgoingCall(rpcCall.byteSize() >= 4 ? Xdr.getInt(rpcCall, 0) : 0, rpcCall, false);
             c.fail(new IllegalArgumentException("not an ONC RPC CALL message"));
             return c;
         }
-        OutgoingCall c = new OutgoingCall(Xdr.getInt(rpcCall, 0), rpcCall, retry);
-        if (!Marshal.fitsInline(rpcCall.byteSize(), params.sendInline())) {
-            c.fail(new RpcRdmaException(name + ": call of " + rpcCall.byteSize() + " bytes exceeds the "
-                    + Marshal.inlineLimit(params.sendInline()) + " bytes that fit the send inline threshold "
-                    + params.sendInline() + " (chunks not supported yet)"));
+        return new OutgoingCall(Xdr.getInt(rpcCall, 0), rpcCall, retry);
+    }
+
+    /**
+     * A call made while its endpoint has no open connection (a client reconnecting, a
+     * server's backchannel waiting for its client): its bytes copied, its deadline running.
+     */
+    static OutgoingCall parked(MemorySegment rpcCall, boolean retry, String where, long timeoutNanos) {
+        OutgoingCall c = newCall(rpcCall, retry);
+        if (!c.isDone()) {
+            c.detach();
+            c.startTimer(where, timeoutNanos);
         }
         return c;
     }
@@ -348,6 +355,14 @@ public final class Connection implements AutoCloseable {
     }
 
     private void submit(OutgoingCall c) {
+        if (!Marshal.fitsInline(c.message().byteSize(), params.sendInline())) {
+            // checked here, not at issue: a call parked or handed over meets this
+            // connection's negotiated threshold only now
+            c.fail(new RpcRdmaException(name + ": call of " + c.message().byteSize() + " bytes exceeds the "
+                    + Marshal.inlineLimit(params.sendInline()) + " bytes that fit the send inline threshold "
+                    + params.sendInline() + " (chunks not supported yet)"));
+            return;
+        }
         boolean taken;
         try {
             taken = state == State.OPEN && requester.submit(c);
@@ -485,9 +500,8 @@ public final class Connection implements AutoCloseable {
         }
     }
 
-    /** Server: the client enabled its backchannel here with our control program. */
+    /** Server: the client enabled its backchannel here with our control program (and was answered). */
     void backchannelEnabled(long instance) {
-        backchannelReady = true;
         BiConsumer<Connection, Long> l = backchannelListener;
         if (l != null && instance != 0) {
             try {

@@ -101,6 +101,7 @@ final class Responder {
         int xid = h.rpcXid();
         if (!client && BackchannelControl.isControlCall(buf, off, len)) {
             long instance = BackchannelControl.clientInstance(buf, off, len);
+            conn.markBackchannelReady(); // ORDER: before the reply, which lets the client's caller go on
             sendReply(xid, BackchannelControl.acceptedReply(xid));
             conn.backchannelEnabled(instance);
             return false;

@@ -228,10 +228,8 @@ public final class RpcRdmaClient implements AutoCloseable {
             }
             a = current;
             if ((reconnecting || !a.connection.isOpen()) && options.reconnectAttempts() > 0) {
-                OutgoingCall c = a.connection.newCall(rpcCall, retry);
+                OutgoingCall c = Connection.parked(rpcCall, retry, server.toString(), unit.toNanos(timeout));
                 if (!c.isDone()) {
-                    c.detach();
-                    c.startTimer(server.toString(), unit.toNanos(timeout));
                     waiting.add(c);
                     startReconnect();
                 }
