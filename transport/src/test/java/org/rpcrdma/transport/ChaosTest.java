@@ -101,6 +101,58 @@ class ChaosTest {
     /** One call and what its reply must carry. */
     private record Issued(CompletableFuture<ReceivedMessage> future, long token) {}
 
+    /** A call's arguments: an 8-byte token its echoed reply must carry back. */
+    static byte[] tokenArgs(long token) {
+        byte[] args = new byte[8];
+        Xdr.putInt(MemorySegment.ofArray(args), 0, (int) (token >>> 32));
+        Xdr.putInt(MemorySegment.ofArray(args), 4, (int) token);
+        return args;
+    }
+
+    /** Judges and releases the echoed reply as it comes (a held reply holds a receive buffer). */
+    static void judgeWhenDone(CompletableFuture<ReceivedMessage> f, int xid, long token, List<String> wrong) {
+        f.whenComplete((m, e) -> {
+            if (m != null) {
+                try (m) {
+                    MemorySegment b = m.bytes();
+                    long got = (long) Xdr.getInt(b, 24) << 32 | (Xdr.getInt(b, 28) & 0xffffffffL);
+                    if (got != token) {
+                        wrong.add("call 0x" + Integer.toHexString(xid) + " got another call's reply");
+                    }
+                }
+            }
+        });
+    }
+
+    /** Waits a little for {@code f}, so calls spread out; its outcome is judged at the end. */
+    static void pace(CompletableFuture<?> f, long millis) {
+        try {
+            f.get(millis, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            // judged at the end
+        }
+    }
+
+    /** How {@code f} ended: "reply", "cancelled" or the exception's name; other than timeout or loss is wrong. */
+    static String outcome(CompletableFuture<ReceivedMessage> f, long waitMillis, List<String> wrong)
+            throws InterruptedException {
+        try {
+            f.get(waitMillis, TimeUnit.MILLISECONDS); // a reply was judged and released when it completed
+            return "reply";
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable c = e.getCause();
+            if (!(c instanceof CallTimeoutException || c instanceof ConnectionLostException)) {
+                wrong.add("unexpected failure: " + c);
+            }
+            return c.getClass().getSimpleName();
+        } catch (CancellationException e) {
+            return "cancelled";
+        } catch (java.util.concurrent.TimeoutException e) {
+            wrong.add("a call never completed: " + f);
+            return "never completed";
+        }
+    }
+
     @Test
     void callsTimeoutsCancellationsBackwardCallsAndDropsLeaveNothingBehind() throws Exception {
         client = new Reconnecting();
@@ -117,34 +169,17 @@ class ChaosTest {
                 while (System.nanoTime() < end) {
                     int xid = xids.getAndIncrement();
                     long token = rnd.nextLong();
-                    byte[] args = new byte[8];
-                    Xdr.putInt(MemorySegment.ofArray(args), 0, (int) (token >>> 32));
-                    Xdr.putInt(MemorySegment.ofArray(args), 4, (int) token);
+                    byte[] args = tokenArgs(token);
                     long timeoutNanos = rnd.nextInt(3) == 0 ? 0 : TimeUnit.MILLISECONDS.toNanos(1 + rnd.nextInt(30));
                     CompletableFuture<ReceivedMessage> f = client.current.client.call(callMsg(xid, 1, args),
                             timeoutNanos, rnd.nextBoolean());
                     issued.add(new Issued(f, token));
-                    // Judge and release each reply as it comes: a held reply holds a receive buffer.
-                    f.whenComplete((m, e) -> {
-                        if (m != null) {
-                            try (m) {
-                                MemorySegment b = m.bytes();
-                                long got = (long) Xdr.getInt(b, 24) << 32 | (Xdr.getInt(b, 28) & 0xffffffffL);
-                                if (got != token) {
-                                    wrong.add("call 0x" + Integer.toHexString(xid) + " got another call's reply");
-                                }
-                            }
-                        }
-                    });
+                    judgeWhenDone(f, xid, token, wrong);
                     if (rnd.nextInt(10) == 0) {
                         later.schedule(() -> f.cancel(false), rnd.nextInt(5), TimeUnit.MILLISECONDS);
                     }
                     if (rnd.nextInt(4) == 0) {
-                        try {
-                            f.get(50, TimeUnit.MILLISECONDS); // sometimes wait, so calls spread out
-                        } catch (Exception e) {
-                            // judged at the end
-                        }
+                        pace(f, 50);
                     }
                 }
             }));
@@ -161,11 +196,7 @@ class ChaosTest {
                         1 + rnd.nextInt(30), TimeUnit.MILLISECONDS);
                 backward.add(f);
                 f.thenAccept(ReceivedMessage::release);
-                try {
-                    f.get(50, TimeUnit.MILLISECONDS);
-                } catch (Exception e) {
-                    // judged at the end
-                }
+                pace(f, 50);
             }
         });
         for (Thread t : threads) {
@@ -178,34 +209,10 @@ class ChaosTest {
 
         // Every call ends, exactly once, with its own reply or an allowed error.
         for (Issued i : issued) {
-            String outcome;
-            try {
-                i.future().get(10, TimeUnit.SECONDS); // judged and released when it completed
-                outcome = "reply";
-            } catch (java.util.concurrent.ExecutionException e) {
-                Throwable c = e.getCause();
-                outcome = c.getClass().getSimpleName();
-                if (!(c instanceof CallTimeoutException || c instanceof ConnectionLostException)) {
-                    wrong.add("unexpected failure: " + c);
-                }
-            } catch (CancellationException e) {
-                outcome = "cancelled";
-            } catch (java.util.concurrent.TimeoutException e) {
-                outcome = "never completed";
-                wrong.add("a call never completed: " + i.future());
-            }
-            outcomes.computeIfAbsent(outcome, k -> new AtomicInteger()).incrementAndGet();
+            outcomes.computeIfAbsent(outcome(i.future(), 10_000, wrong), k -> new AtomicInteger()).incrementAndGet();
         }
         for (CompletableFuture<ReceivedMessage> f : backward) {
-            try {
-                f.get(10, TimeUnit.SECONDS);
-            } catch (java.util.concurrent.ExecutionException e) {
-                if (!(e.getCause() instanceof CallTimeoutException || e.getCause() instanceof ConnectionLostException)) {
-                    wrong.add("unexpected backward failure: " + e.getCause());
-                }
-            } catch (java.util.concurrent.TimeoutException e) {
-                wrong.add("a backward call never completed");
-            }
+            outcome(f, 10_000, wrong);
         }
 
         // The last connection settles back to its initial state once late replies are in.

@@ -5,18 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
 
-import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
@@ -26,7 +23,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.rpcrdma.transport.wire.Xdr;
 
 /**
  * Issue 10's chaos test on real verbs (shorter than {@link ChaosTest}): two callers with
@@ -72,32 +68,16 @@ class ChaosVerbsTest {
                     while (System.nanoTime() < end) {
                         int xid = xids.getAndIncrement();
                         long token = rnd.nextLong();
-                        byte[] args = new byte[8];
-                        Xdr.putInt(MemorySegment.ofArray(args), 0, (int) (token >>> 32));
-                        Xdr.putInt(MemorySegment.ofArray(args), 4, (int) token);
+                        byte[] args = ChaosTest.tokenArgs(token);
                         long timeout = rnd.nextInt(3) == 0 ? 0 : 5 + rnd.nextInt(200);
                         CompletableFuture<ReceivedMessage> f = client.call(callMsg(xid, 1, args), timeout,
                                 TimeUnit.MILLISECONDS, rnd.nextBoolean());
                         all.add(f);
-                        f.whenComplete((m, e) -> {
-                            if (m != null) {
-                                try (m) {
-                                    MemorySegment b = m.bytes();
-                                    long got = (long) Xdr.getInt(b, 24) << 32 | (Xdr.getInt(b, 28) & 0xffffffffL);
-                                    if (got != token) {
-                                        wrong.add("call 0x" + Integer.toHexString(xid) + " got another call's reply");
-                                    }
-                                }
-                            }
-                        });
+                        ChaosTest.judgeWhenDone(f, xid, token, wrong);
                         if (rnd.nextInt(10) == 0) {
                             later.schedule(() -> f.cancel(false), rnd.nextInt(5), TimeUnit.MILLISECONDS);
                         }
-                        try {
-                            f.get(200, TimeUnit.MILLISECONDS);
-                        } catch (Exception e) {
-                            // judged at the end
-                        }
+                        ChaosTest.pace(f, 200);
                     }
                 }));
             }
@@ -108,11 +88,7 @@ class ChaosVerbsTest {
                             20 + rnd.nextInt(500), TimeUnit.MILLISECONDS);
                     all.add(f);
                     f.thenAccept(ReceivedMessage::release);
-                    try {
-                        f.get(300, TimeUnit.MILLISECONDS);
-                    } catch (Exception e) {
-                        // judged at the end
-                    }
+                    ChaosTest.pace(f, 300);
                 }
             }));
             for (Thread t : threads) {
@@ -120,22 +96,7 @@ class ChaosVerbsTest {
                 assertTrue(!t.isAlive(), t.getName() + " is stuck");
             }
             for (CompletableFuture<ReceivedMessage> f : all) {
-                String outcome;
-                try {
-                    f.get(60, TimeUnit.SECONDS);
-                    outcome = "reply";
-                } catch (ExecutionException e) {
-                    outcome = e.getCause().getClass().getSimpleName();
-                    if (!(e.getCause() instanceof CallTimeoutException || e.getCause() instanceof ConnectionLostException)) {
-                        wrong.add("unexpected failure: " + e.getCause());
-                    }
-                } catch (CancellationException e) {
-                    outcome = "cancelled";
-                } catch (java.util.concurrent.TimeoutException e) {
-                    outcome = "never completed";
-                    wrong.add("a call never completed: " + f);
-                }
-                outcomes.computeIfAbsent(outcome, k -> new AtomicInteger()).incrementAndGet();
+                outcomes.computeIfAbsent(ChaosTest.outcome(f, 60_000, wrong), k -> new AtomicInteger()).incrementAndGet();
             }
             Connection c = client.connection();
             String summary = "outcomes " + outcomes + ", " + drops.get() + " drops, " + client.reconnects()
