@@ -78,7 +78,7 @@ class EndpointVerbsTest {
                 e.close();
             }
         }
-        Thread.sleep(100);
+        waitFor(() -> LiveResources.total() == 0); // close() releases synchronously; this only bounds a straggler
         assertEquals(0, LiveResources.total(), () -> "verbs objects left open: " + LiveResources.snapshot());
     }
 
@@ -204,20 +204,17 @@ class EndpointVerbsTest {
         InetAddress ip = deviceAddress();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, echo(), null);
         InetSocketAddress to = new InetSocketAddress(ip, server.port());
-        int cycles = Integer.getInteger("rpcrdma.cycles", 1000);
-        int threads0 = 0;
-        long maps0 = 0;
-        long malloc0 = 0;
-        long fds0 = 0;
+        // -Drpcrdma.cycles makes a quick run; the leak checks run whatever the count
+        int cycles = Math.max(2, Integer.getInteger("rpcrdma.cycles", 1000));
+        int live0 = LiveResources.total(); // the server's listener alone
+        Usage before = null;
         long start = System.nanoTime();
         for (int i = 0; i < cycles; i++) {
             if (i == cycles / 2) { // the JVM's own growth (JIT, class data) settles in the first half
+                // measure in the state measured at the end: the last cycle's server side dropped
+                assertTrue(waitFor(() -> server.connections().isEmpty()), "server still holds " + server.connections().size());
                 System.gc();
-                Thread.sleep(200);
-                threads0 = Thread.activeCount();
-                maps0 = ProcessProbe.mappings();
-                malloc0 = ProcessProbe.mallocInUseKiB();
-                fds0 = ProcessProbe.fds();
+                before = Usage.now();
             }
             try (RpcRdmaClient c = RpcRdmaClient.connect(to, OPTS)) {
                 c.call(callMsg(i, 1, new byte[0])).get(10, TimeUnit.SECONDS).release();
@@ -226,24 +223,43 @@ class EndpointVerbsTest {
         long ms = (System.nanoTime() - start) / 1_000_000;
         assertTrue(waitFor(() -> server.connections().isEmpty()), "server still holds " + server.connections().size());
         System.gc();
-        Thread.sleep(300);
-        int threads1 = Thread.activeCount();
-        long maps1 = ProcessProbe.mappings();
-        long malloc1 = ProcessProbe.mallocInUseKiB();
-        long fds1 = ProcessProbe.fds();
-        System.out.printf("endpoint cycles: %d connect+call+close in %d ms; second half: threads %d -> %d,"
-                + " mappings %d -> %d, malloc in use %d -> %d KiB, fds %d -> %d%n",
-                cycles, ms, threads0, threads1, maps0, maps1, malloc0, malloc1, fds0, fds1);
-        assertEquals(0, server.stats().badHeaders.sum());
-        assertTrue(threads1 <= threads0 + 2, "threads grew from " + threads0 + " to " + threads1);
-        if (cycles < 200) {
-            return; // -Drpcrdma.cycles below 200 is a quick run: the JVM's own warm-up growth dominates
-        }
-        assertTrue(Math.abs(fds1 - fds0) <= 4, "fds " + fds0 + " -> " + fds1);
         // Each cycle maps and frees two contexts' worth of rings and registers two MRs pairs;
         // a leak of any would add mappings every cycle (cycles/2 over the half measured).
-        assertTrue(maps1 - maps0 < Math.max(20, cycles / 20), "mappings grew by " + (maps1 - maps0));
-        assertTrue(malloc1 - malloc0 < 4096, "malloc'd memory grew by " + (malloc1 - malloc0) + " KiB");
+        long mapsAllowed = Math.max(20, cycles / 20);
+        long mallocAllowedKiB = 4096;
+        Usage b = before;
+        Usage after = Usage.now();
+        // what the GC freed may reach malloc a little later (cleaners): wait for flat, up to 5 s
+        for (long deadline = System.nanoTime() + 5_000_000_000L;
+                !after.flatSince(b, live0, mapsAllowed, mallocAllowedKiB) && System.nanoTime() - deadline < 0; ) {
+            Thread.sleep(20);
+            after = Usage.now();
+        }
+        System.out.printf("endpoint cycles: %d connect+call+close in %d ms; second half: threads %d -> %d,"
+                + " mappings %d -> %d, malloc in use %d -> %d KiB, fds %d -> %d; verbs objects %d -> %d%n",
+                cycles, ms, b.threads, after.threads, b.maps, after.maps, b.mallocKiB, after.mallocKiB, b.fds, after.fds,
+                live0, after.verbsObjects);
+        assertEquals(0, server.stats().badHeaders.sum());
+        assertEquals(live0, after.verbsObjects, "verbs objects left open: " + LiveResources.snapshot());
+        assertTrue(after.threads <= b.threads + 2, "threads grew from " + b.threads + " to " + after.threads);
+        assertTrue(Math.abs(after.fds - b.fds) <= 4, "fds " + b.fds + " -> " + after.fds);
+        assertTrue(after.maps - b.maps < mapsAllowed, "mappings grew by " + (after.maps - b.maps));
+        assertTrue(after.mallocKiB - b.mallocKiB < mallocAllowedKiB,
+                "malloc'd memory grew by " + (after.mallocKiB - b.mallocKiB) + " KiB");
+    }
+
+    /** What the process holds at one moment, for the cycle test. */
+    private record Usage(int threads, long maps, long mallocKiB, long fds, int verbsObjects) {
+        static Usage now() {
+            return new Usage(Thread.activeCount(), ProcessProbe.mappings(), ProcessProbe.mallocInUseKiB(),
+                    ProcessProbe.fds(), LiveResources.total());
+        }
+
+        /** Whether every leak check of the cycle test passes against {@code before}. */
+        boolean flatSince(Usage before, int verbsObjects0, long mapsAllowed, long mallocAllowedKiB) {
+            return verbsObjects == verbsObjects0 && threads <= before.threads + 2 && Math.abs(fds - before.fds) <= 4
+                    && maps - before.maps < mapsAllowed && mallocKiB - before.mallocKiB < mallocAllowedKiB;
+        }
     }
 
     private static boolean waitFor(java.util.function.BooleanSupplier p) throws InterruptedException {

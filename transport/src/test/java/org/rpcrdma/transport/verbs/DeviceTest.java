@@ -136,7 +136,9 @@ class DeviceTest extends VerbsTestBase {
         Object[] results = new Object[2];
         Thread t1 = Thread.ofPlatform().start(() -> results[0] = ch.await(60_000));
         Thread t2 = Thread.ofPlatform().start(() -> results[1] = ec.poll(60_000));
-        Thread.sleep(200);
+        // close while both are waiting (a close before they wait is the easier case)
+        assertTrue(waitingIn(t1, CompletionChannel.class, "await") && waitingIn(t2, EventChannel.class, "poll"),
+                "the waiters never started waiting");
         long start = System.nanoTime();
         ch.close();
         ec.close();
@@ -148,5 +150,17 @@ class DeviceTest extends VerbsTestBase {
         assertNull(results[0]);
         assertNull(results[1]);
         dev.close();
+    }
+
+    /** Waits up to 10 s until {@code t} is inside {@code type.method} (there it polls in slices). */
+    private static boolean waitingIn(Thread t, Class<?> type, String method) throws InterruptedException {
+        for (long deadline = System.nanoTime() + 10_000_000_000L; System.nanoTime() - deadline < 0; Thread.sleep(5)) {
+            for (StackTraceElement e : t.getStackTrace()) {
+                if (e.getClassName().equals(type.getName()) && e.getMethodName().equals(method)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 }
