@@ -49,7 +49,7 @@ final class SendQueue {
         if (queue.isEmpty()) {
             int slot = ring.tryAcquire();
             if (slot >= 0) {
-                post(slot, Marshal.inline(buffers[slot], xid, credit, rpc));
+                postMessage(slot, xid, credit, rpc);
                 return;
             }
         }
@@ -99,9 +99,20 @@ final class SendQueue {
             if (w.rpc() == null) {
                 postError(s, w.xid(), w.credit(), w.error());
             } else {
-                post(s, Marshal.inline(buffers[s], w.xid(), w.credit(), w.rpc()));
+                postMessage(s, w.xid(), w.credit(), w.rpc());
             }
         }
+    }
+
+    private void postMessage(int slot, int xid, int credit, MemorySegment rpc) {
+        int length;
+        try {
+            length = Marshal.inline(buffers[slot], xid, credit, rpc);
+        } catch (IllegalStateException e) {
+            linkGone(e); // the link was destroyed under us: FFM refused the write to its memory
+            return;
+        }
+        post(slot, length);
     }
 
     private void postError(int slot, int xid, int credit, int error) {
@@ -110,7 +121,20 @@ final class SendQueue {
         } else {
             stats.errChunkSent.increment();
         }
-        post(slot, Marshal.error(buffers[slot], xid, credit, error));
+        int length;
+        try {
+            length = Marshal.error(buffers[slot], xid, credit, error);
+        } catch (IllegalStateException e) {
+            linkGone(e);
+            return;
+        }
+        post(slot, length);
+    }
+
+    private void linkGone(IllegalStateException e) {
+        noteFailure(new LinkClosedException("send buffers released with the link; send refused", e));
+        shut = true;
+        queue.clear();
     }
 
     /** Caller holds the lock, so contexts are posted in ring order. */

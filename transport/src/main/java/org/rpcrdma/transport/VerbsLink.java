@@ -3,6 +3,10 @@ package org.rpcrdma.transport;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.StampedLock;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.core.WrId;
 import org.rpcrdma.transport.verbs.Access;
@@ -24,9 +28,24 @@ import org.rpcrdma.transport.verbs.WorkCompletions;
  * the poller thread that feeds completions to the {@link Connection}. Built after address
  * resolution (client) or on CONNECT_REQUEST (server); destroyed in the kernel's order:
  * disconnect, stop the poller, QP, CQ, channel, MRs, PD (the id is the endpoint's).
+ *
+ * <p>Threading: posts come from any thread (callers, handlers, the poller); completions are
+ * polled by one thread at a time. Everything that touches native memory (posts, CQ polls,
+ * the channel wait) holds the read side of {@code gate}; {@link #destroy} frees under its
+ * write side, so nothing native is used after free however late a thread comes, and a post
+ * after destroy gets {@link LinkClosedException}. Completions are copied out of the native
+ * {@code ibv_wc} array under the gate and dispatched from Java arrays after releasing it:
+ * dispatch runs user code, which may post (a read lock held there would block behind a
+ * waiting destroy's write lock) or block for as long as it likes.
  */
 final class VerbsLink implements Link {
     private static final System.Logger LOG = System.getLogger(VerbsLink.class.getName());
+    /** Completions taken per ibv_poll_cq. */
+    private static final int POLL_BATCH = 32;
+    /** How long destroy waits for the poller to stop before freeing past it (the gate keeps that safe). */
+    private static final long POLLER_JOIN_MILLIS = 2000;
+    /** Longest event-mode wait on the channel, under the gate: destroy may wait this long for it. */
+    private static final long AWAIT_MILLIS = 100;
 
     private final CmId id;
     private final ProtectionDomain pd;
@@ -38,7 +57,11 @@ final class VerbsLink implements Link {
     private final MemoryRegion recvMr;
     private final SendBatch send = new SendBatch(1, 1);
     private final RecvBatch recv;
-    private final WorkCompletions wc = new WorkCompletions(32);
+    private final WorkCompletions wc = new WorkCompletions(POLL_BATCH);
+    /** Copies of the last poll's wr_id, status and byte_len; owned by whoever polls (pollLock in busy-poll mode). */
+    private final long[] wcWrId = new long[POLL_BATCH];
+    private final int[] wcStatus = new int[POLL_BATCH];
+    private final int[] wcByteLen = new int[POLL_BATCH];
     private final int generation;
     private final boolean busyPoll;
     private final int sendInline;
@@ -48,12 +71,22 @@ final class VerbsLink implements Link {
      * Busy-poll mode: whoever holds this polls the CQ and dispatches, the poller thread or a
      * caller blocked in callAndWait (so Connection still sees one completion thread at a time).
      */
-    private final java.util.concurrent.locks.ReentrantLock pollLock = new java.util.concurrent.locks.ReentrantLock();
-    private final java.util.concurrent.atomic.AtomicInteger callersPolling = new java.util.concurrent.atomic.AtomicInteger();
+    private final ReentrantLock pollLock = new ReentrantLock();
+    private final AtomicInteger callersPolling = new AtomicInteger();
+    /**
+     * Read side: any use of native memory (post, poll, arm, channel wait); never held while
+     * calling out to the Connection. Write side: destroy, while it frees.
+     */
+    private final StampedLock gate = new StampedLock();
+    /** Set under the write side of gate before anything is freed; read under the read side. */
+    private boolean freed;
+    /** Destroy has begun: the poller stops, posts are refused (checked before the gate too, so they stop early). */
     private volatile boolean stopping;
     private volatile boolean disconnected;
+    /** Serializes destroy: a second caller returns only once the first has freed everything. */
+    private final Object destroyLock = new Object();
     private boolean destroyed;
-    private Thread poller;
+    private volatile Thread poller;
 
     VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
             int generation) {
@@ -110,31 +143,79 @@ final class VerbsLink implements Link {
     void start(Connection c, String threadName) {
         this.conn = c;
         if (!busyPoll) {
-            cq.requestNotify(false);
+            long stamp = gate.readLock();
+            try {
+                if (!freed) {
+                    cq.requestNotify(false);
+                }
+            } finally {
+                gate.unlockRead(stamp);
+            }
         }
         poller = Thread.ofPlatform().daemon().name(threadName).start(this::pollLoop);
     }
 
     // ---- Link: called under Connection's send lock / ReceivePool lock respectively ----
 
+    /**
+     * Posts one Send of {@code buffer[0, length)} (a slice of {@link #sendMemory()}).
+     *
+     * @throws LinkClosedException if destroy has begun; nothing native was touched
+     */
     @Override
     public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {
-        send.clear();
-        long addr = buffer.address(); // a slice of sendMr
-        send.send(WrId.pack(WrId.OP_SEND, slot, generation), sendMr.lkey(), addr, length,
-                signalled ? SendBatch.SIGNALED : 0);
-        qp.postSend(send);
+        if (stopping) {
+            throw refused("send"); // early, without the gate: don't keep a waiting destroy out
+        }
+        long stamp = gate.readLock();
+        try {
+            if (freed) {
+                throw refused("send");
+            }
+            send.clear();
+            long addr = buffer.address(); // a slice of sendMr
+            send.send(WrId.pack(WrId.OP_SEND, slot, generation), sendMr.lkey(), addr, length,
+                    signalled ? SendBatch.SIGNALED : 0);
+            qp.postSend(send);
+        } finally {
+            gate.unlockRead(stamp);
+        }
     }
 
+    /**
+     * Posts receive buffers {@code slots[0, count)} of {@link #receiveMemory()}: buffer
+     * {@code slot} is {@code [slot * recvInline, (slot + 1) * recvInline)}. Needs no
+     * Connection, so receives can be posted before connect.
+     *
+     * @throws LinkClosedException if destroy has begun; nothing native was touched
+     */
     @Override
     public void postReceives(int[] slots, int count) {
-        recv.clear();
-        long base = recvMr.segment().address();
-        for (int i = 0; i < count; i++) {
-            recv.add(WrId.pack(WrId.OP_RECV, slots[i], generation), recvMr.lkey(), base + (long) slots[i] * recvInline,
-                    recvInline);
+        if (stopping) {
+            throw refused("receive"); // early, without the gate: don't keep a waiting destroy out
         }
-        qp.postRecv(recv);
+        long stamp = gate.readLock();
+        try {
+            if (freed) {
+                throw refused("receive");
+            }
+            recv.clear();
+            long base = recvMr.segment().address();
+            int lkey = recvMr.lkey();
+            for (int i = 0; i < count; i++) {
+                recv.add(WrId.pack(WrId.OP_RECV, slots[i], generation), lkey, base + (long) slots[i] * recvInline,
+                        recvInline);
+            }
+            qp.postRecv(recv);
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
+    private LinkClosedException refused(String what) {
+        Connection c = conn;
+        return new LinkClosedException("link " + (c == null ? "(no connection yet)" : c.toString())
+                + " destroyed; " + what + " post refused");
     }
 
     @Override
@@ -162,27 +243,17 @@ final class VerbsLink implements Link {
                     // second spinner steals the CPU the caller and the device need) but
                     // keep polling now and then: completions for others must not wait.
                     if (callersPolling.get() > 0) {
-                        java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+                        LockSupport.parkNanos(100_000);
                     }
                     if (!tryPollOnce()) {
                         Thread.onSpinWait();
                     }
                     continue;
                 }
-                int n = cq.poll(wc);
+                int n = pollOrWait();
                 if (n > 0) {
-                    dispatch(n);
-                    continue;
+                    dispatch(n); // gate released: handlers may post or block
                 }
-                // Re-arm, then poll again to close the race with a completion that arrived
-                // between the empty poll and the arm.
-                cq.requestNotify(false);
-                n = cq.poll(wc);
-                if (n > 0) {
-                    dispatch(n);
-                    continue;
-                }
-                channel.await(100);
             }
         } catch (RuntimeException e) {
             if (!stopping) {
@@ -210,15 +281,49 @@ final class VerbsLink implements Link {
         return true;
     }
 
+    /**
+     * Event mode, poller thread: polls; if the CQ is empty, arms it, polls again (closing
+     * the race with a completion that arrived between the empty poll and the arm) and waits
+     * on the channel up to {@link #AWAIT_MILLIS}. All under the gate's read side, so destroy
+     * frees the CQ and channel only after this returns.
+     *
+     * @return completions copied out (0: none, or destroy has begun)
+     */
+    private int pollOrWait() {
+        long stamp = gate.readLock();
+        try {
+            if (freed || stopping) {
+                return 0;
+            }
+            int n = pollAndCopy();
+            if (n == 0) {
+                cq.requestNotify(false);
+                n = pollAndCopy();
+                if (n == 0) {
+                    channel.await(AWAIT_MILLIS);
+                }
+            }
+            return n;
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
     /** Busy-poll mode: polls and dispatches once unless another thread is; true if it handled any. */
     private boolean tryPollOnce() {
         if (!pollLock.tryLock()) {
             return false;
         }
         try {
-            int n = stopping ? 0 : cq.poll(wc);
+            int n;
+            long stamp = gate.readLock();
+            try {
+                n = freed || stopping ? 0 : pollAndCopy();
+            } finally {
+                gate.unlockRead(stamp);
+            }
             if (n > 0) {
-                dispatch(n);
+                dispatch(n); // gate released; pollLock kept: Connection sees one completion thread
                 return true;
             }
             return false;
@@ -227,14 +332,29 @@ final class VerbsLink implements Link {
         }
     }
 
+    /**
+     * Polls the CQ and copies each completion's wr_id, status and byte_len into the Java
+     * arrays. Caller holds the gate's read side (and is the one polling thread).
+     */
+    private int pollAndCopy() {
+        int n = cq.poll(wc);
+        for (int i = 0; i < n; i++) {
+            wcWrId[i] = wc.wrId(i);
+            wcStatus[i] = wc.status(i);
+            wcByteLen[i] = wc.byteLen(i);
+        }
+        return n;
+    }
+
+    /** Feeds the {@code n} copied completions to the Connection. Runs user code: never under the gate. */
     private void dispatch(int n) {
         Connection c = conn;
         for (int i = 0; i < n; i++) {
-            long w = wc.wrId(i);
+            long w = wcWrId[i];
             if (WrId.generation(w) != generation) {
                 continue; // from an earlier incarnation
             }
-            int status = wc.status(i);
+            int status = wcStatus[i];
             int slot = WrId.slot(w);
             int op = WrId.op(w);
             if (status != WorkCompletions.SUCCESS) {
@@ -247,41 +367,55 @@ final class VerbsLink implements Link {
                 continue;
             }
             if (op == WrId.OP_RECV) {
-                c.onReceive(slot, wc.byteLen(i));
+                c.onReceive(slot, wcByteLen[i]);
             } else if (op == WrId.OP_SEND) {
                 c.onSendCompleted(slot);
             }
         }
     }
 
-    /** Releases everything (after the connection is lost or closed). Idempotent. */
+    /**
+     * Releases everything (after the connection is lost or closed). Idempotent; a concurrent
+     * second call returns once the first has freed everything (the endpoint then closes the id).
+     *
+     * <p>ORDER: disconnect; set {@code stopping} (the poller and callers stop polling, new
+     * posts are refused); wait up to {@link #POLLER_JOIN_MILLIS} for the poller; take the
+     * gate's write side, which waits out every post, poll and channel wait in progress (at
+     * most {@link #AWAIT_MILLIS} for a wait); then free QP, CQ, channel, MRs, PD and the
+     * native arrays. A poller stuck in a handler past the join is warned about and freed
+     * past: it holds no gate there, and finds {@code stopping} when it comes back.
+     */
     void destroy() {
-        synchronized (this) {
+        synchronized (destroyLock) {
             if (destroyed) {
                 return;
             }
             destroyed = true;
-        }
-        disconnect();
-        stopping = true;
-        Thread t = poller;
-        if (t != null && t != Thread.currentThread()) {
-            try {
-                t.join(2000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            disconnect();
+            stopping = true;
+            Thread t = poller;
+            if (t != null && t != Thread.currentThread()) {
+                try {
+                    t.join(POLLER_JOIN_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                if (t.isAlive()) {
+                    LOG.log(Level.WARNING, "completion poller {0} did not stop within " + POLLER_JOIN_MILLIS
+                            + " ms (in a call handler?); freeing the link without it", t.getName());
+                }
             }
-        }
-        // a caller driving the CQ (pollOnCaller) sees stopping and lets go of the lock
-        pollLock.lock();
-        try {
-            closeQuietly(qp, cq, channel, sendMr, recvMr, pd);
-            arena.close();
-            send.close();
-            recv.close();
-            wc.close();
-        } finally {
-            pollLock.unlock();
+            long stamp = gate.writeLock();
+            try {
+                freed = true;
+                closeQuietly(qp, cq, channel, sendMr, recvMr, pd);
+                arena.close();
+                send.close();
+                recv.close();
+                wc.close();
+            } finally {
+                gate.unlockWrite(stamp);
+            }
         }
     }
 
