@@ -127,6 +127,20 @@ public final class Connection implements AutoCloseable {
         });
     }
 
+    /**
+     * Server: Sends made before the connection is accepted (a backward call from the
+     * endpoint's onConnect) wait until {@link #accepted}; the QP cannot send before.
+     */
+    void holdSendsUntilAccepted() {
+        sends.hold();
+    }
+
+    /** Server: rdma_accept returned; held Sends go out. */
+    void accepted() {
+        sends.resume();
+        settle();
+    }
+
     /** Posts the receives the peer's grant needs (if the endpoint has not yet). Called once. */
     void start() {
         receives.replenish(requester.requiredReceives());

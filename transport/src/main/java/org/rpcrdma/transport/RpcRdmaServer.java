@@ -174,6 +174,7 @@ public final class RpcRdmaServer implements AutoCloseable {
                     link, receives, o.sendContexts(false), link.sendMemory(), stats);
             c.handler(handler);
             c.backchannelListener((conn, clientId) -> backchannel(clientId).bind(conn));
+            c.holdSendsUntilAccepted();
             link.start(c, "rpcrdma-server-cq");
             c.start();
             byId.put(id.handle().address(), new Accepted(id, link, c));
@@ -183,6 +184,7 @@ public final class RpcRdmaServer implements AutoCloseable {
             }
             // rnr_retry 0, retry 7; no RDMA Read/Write yet, so no responder resources.
             id.accept(new ConnectionParameters(mine.toBytes(), 0, 0, 7, 0));
+            c.accepted();
             ok = true;
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "rejecting connection request: " + e.getMessage(), e);

@@ -26,6 +26,8 @@ final class SendQueue {
     private final RpcRdmaStats stats;
     private final ArrayDeque<Waiting> queue = new ArrayDeque<>();
     private boolean shut;
+    /** Sends wait in the queue until the QP can send (a server's, until rdma_accept returned). */
+    private boolean held;
     private volatile Throwable failure;
 
     /**
@@ -46,7 +48,7 @@ final class SendQueue {
         if (shut) {
             return;
         }
-        if (queue.isEmpty()) {
+        if (queue.isEmpty() && !held) {
             int slot = ring.tryAcquire();
             if (slot >= 0) {
                 postMessage(slot, xid, credit, rpc);
@@ -63,7 +65,7 @@ final class SendQueue {
         if (shut) {
             return;
         }
-        if (queue.isEmpty()) {
+        if (queue.isEmpty() && !held) {
             int slot = ring.tryAcquire();
             if (slot >= 0) {
                 postError(slot, xid, credit, error);
@@ -90,7 +92,25 @@ final class SendQueue {
             return; // the ring was reset when the connection was lost
         }
         ring.completed(slot);
-        while (!queue.isEmpty() && !shut) {
+        drain();
+    }
+
+    /** Holds Sends (queued, in order) until {@link #resume}: the QP cannot send yet. */
+    synchronized void hold() {
+        held = true;
+    }
+
+    /** The QP can send now: what was held goes out. */
+    synchronized void resume() {
+        held = false;
+        if (!shut) {
+            drain();
+        }
+    }
+
+    /** Caller holds the lock: posts queued messages while contexts are free. */
+    private void drain() {
+        while (!queue.isEmpty() && !shut && !held) {
             int s = ring.tryAcquire();
             if (s < 0) {
                 return;
