@@ -333,7 +333,7 @@ public final class Connection implements AutoCloseable {
         if (c.isDone()) {
             return c;
         }
-        c.startTimer(name, timeoutNanos);
+        c.deadline(name, timeoutNanos, false);
         submit(c);
         return c;
     }
@@ -356,7 +356,7 @@ public final class Connection implements AutoCloseable {
         OutgoingCall c = newCall(rpcCall, retry);
         if (!c.isDone()) {
             c.detach();
-            c.startTimer(where, timeoutNanos);
+            c.deadline(where, timeoutNanos, true);
         }
         return c;
     }

@@ -35,6 +35,9 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
     int state = NEW;
     /** Sent, then abandoned by the caller; guarded by the owner's lock. */
     boolean abandoned;
+    /** System.nanoTime() after which the call times out; 0: never. Set once, before it is submitted. */
+    private long deadline;
+    private long timeoutMillis;
     private volatile ScheduledFuture<?> timer;
     private final Events.Call event;
 
@@ -42,13 +45,13 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
         this.xid = xid;
         this.message = retry && message.isNative() ? heapCopy(message) : message;
         this.retry = retry;
-        Events.Call e = new Events.Call();
-        if (e.isEnabled()) {
+        if (Events.CALL_PROBE.isEnabled()) {
+            Events.Call e = new Events.Call();
             e.begin();
             e.xid = xid;
             this.event = e;
         } else {
-            this.event = null;
+            this.event = null; // no recording: nothing kept per call
         }
     }
 
@@ -70,13 +73,32 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
         }
     }
 
-    /** Starts the call's deadline (once, at issue; it keeps running across reconnects). */
-    void startTimer(String connection, long timeoutNanos) {
-        if (timeoutNanos > 0) {
-            long millis = Math.max(1, timeoutNanos / 1_000_000);
-            timer = CallTimer.schedule(() -> completeExceptionally(new CallTimeoutException(connection, xid, millis)),
-                    timeoutNanos);
+    /**
+     * Sets the call's deadline (once, at issue; it keeps running across reconnects). A
+     * requester sweeps it on {@link CallTimer}'s tick; a call parked with no connection
+     * gets a scheduled task ({@code parked}).
+     */
+    void deadline(String where, long timeoutNanos, boolean parked) {
+        if (timeoutNanos <= 0) {
+            return;
         }
+        timeoutMillis = Math.max(1, timeoutNanos / 1_000_000);
+        deadline = System.nanoTime() + timeoutNanos;
+        if (deadline == 0) {
+            deadline = 1;
+        }
+        if (parked) {
+            timer = CallTimer.schedule(() -> expire(where), timeoutNanos);
+        }
+    }
+
+    long deadline() {
+        return deadline;
+    }
+
+    /** The deadline passed: fails the call with {@link CallTimeoutException} (it is then abandoned). */
+    void expire(String where) {
+        completeExceptionally(new CallTimeoutException(where, xid, timeoutMillis));
     }
 
     /** The transport completes the call with its reply; false if the caller had abandoned it. */

@@ -37,6 +37,10 @@ final class Requester {
     private int abandonedInFlight;
     private boolean headBlockedOnReceive;
     private boolean closed;
+    /** Whether {@link CallTimer} sweeps this requester (it has, or had at the last tick, timed calls). */
+    private boolean watched;
+    /** Reused by {@link #expire} under the lock: the calls whose deadline passed. */
+    private final ArrayList<OutgoingCall> expired = new ArrayList<>();
 
     Requester(String name, Direction direction, int maxCredits, int grantToPeer, ReceiveQueue receives,
             SendQueue sends, RpcRdmaStats stats, Runnable wedged) {
@@ -92,8 +96,67 @@ final class Requester {
                 }
             }
             waiting.addLast(c);
+            if (c.deadline() != 0 && !watched) {
+                watched = true;
+                CallTimer.watch(this);
+            }
             return pumpLocked();
         }
+    }
+
+    /**
+     * One tick of {@link CallTimer}: fails the calls whose deadline passed (they are then
+     * abandoned like a cancelled call). Returns whether any call here still has a deadline.
+     */
+    boolean expire(long now) {
+        OutgoingCall[] due;
+        boolean timed = false;
+        synchronized (this) {
+            if (closed) {
+                watched = false;
+                return false;
+            }
+            expired.clear();
+            for (OutgoingCall c : waiting) {
+                timed |= due(c, now);
+            }
+            sweepNow = now;
+            sweepTimed = false;
+            table.forEach(this::sweepSent);
+            timed |= sweepTimed;
+            watched = timed || !expired.isEmpty();
+            due = expired.isEmpty() ? null : expired.toArray(new OutgoingCall[0]);
+        }
+        if (due != null) {
+            for (OutgoingCall c : due) {
+                stats.callTimeouts.increment();
+                c.expire(name); // abandons it: back into this requester without our lock held
+            }
+        }
+        return watched;
+    }
+
+    private long sweepNow;
+    private boolean sweepTimed;
+
+    /** Caller holds the lock (a sent call's deadline; an abandoned call has none left to keep). */
+    private void sweepSent(OutgoingCall c) {
+        if (!c.abandoned) {
+            sweepTimed |= due(c, sweepNow);
+        }
+    }
+
+    /** Caller holds the lock: collects {@code c} if its deadline passed; whether it still has one. */
+    private boolean due(OutgoingCall c, long now) {
+        long d = c.deadline();
+        if (d == 0 || c.isDone()) {
+            return false;
+        }
+        if (now - d >= 0) {
+            expired.add(c);
+            return false;
+        }
+        return true;
     }
 
     private boolean isWaiting(int xid) {

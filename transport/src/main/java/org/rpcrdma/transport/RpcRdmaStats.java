@@ -20,6 +20,8 @@ public final class RpcRdmaStats {
     public final LongAdder unmatchedBackwardReplies = new LongAdder();
     /** Calls whose caller gave up (cancel, timeout) before the reply. */
     public final LongAdder abandonedCalls = new LongAdder();
+    /** Calls failed by their own deadline (CallTimeoutException); counted among the abandoned. */
+    public final LongAdder callTimeouts = new LongAdder();
     /** Replies to abandoned calls: matched, their buffer released at once. */
     public final LongAdder lateReplies = new LongAdder();
     /** Connections reset because abandoned calls held every credit (the peer stopped answering). */

@@ -22,6 +22,9 @@ public final class Events {
         @Label("Outcome") public String outcome;
     }
 
+    /** Tells whether Call events are recorded, without allocating an event per call. */
+    public static final Call CALL_PROBE = new Call();
+
     /** Time a call waited for a credit (RFC 8166 §3.3). */
     @Name("org.rpcrdma.CreditWait")
     @Label("Credit Wait")

@@ -138,6 +138,16 @@ public final class XidTable<T> {
         return size;
     }
 
+    /** Calls {@code action} with every outstanding call (caller keeps the table unchanged meanwhile). */
+    @SuppressWarnings("unchecked")
+    public synchronized void forEach(java.util.function.Consumer<? super T> action) {
+        for (Object v : values) {
+            if (v != null) {
+                action.accept((T) v);
+            }
+        }
+    }
+
     /** Empties the table and returns every outstanding call (connection lost or closed). */
     @SuppressWarnings("unchecked")
     public synchronized List<T> removeAll() {
