@@ -266,4 +266,47 @@ class ConnectionLoopbackTest {
             assertThrows(IllegalStateException.class, m::bytes);
         }
     }
+
+    @Test
+    void perCallAndDefaultTimeoutsFailTheCallAndTheLateReplyIsReleased() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8, 200)) { // default timeout 200 ms
+            List<IncomingCall> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+            p.server.handler(c -> {
+                if (c.xid() == 0) {
+                    echo().handle(c);
+                } else {
+                    held.add(c);
+                }
+            });
+            // One answered call first: its grant opens the window to 8. (At the initial window of
+            // 1, one abandoned call would hold every credit and reset the connection.)
+            results(p.client.call(callMsg(0, 1, new byte[4])).get(5, TimeUnit.SECONDS));
+            long t0 = System.nanoTime();
+            var byDefault = p.client.call(callMsg(1, 1, new byte[4]));
+            var own = p.client.call(callMsg(2, 1, new byte[4]), 50, TimeUnit.MILLISECONDS);
+            var none = p.client.call(callMsg(3, 1, new byte[4]), 0, TimeUnit.MILLISECONDS);
+            CallTimeoutException e = assertInstanceOf(CallTimeoutException.class,
+                    assertThrows(ExecutionException.class, () -> own.get(5, TimeUnit.SECONDS)).getCause());
+            assertEquals(2, e.xid());
+            assertTrue(e.getMessage().contains("50 ms"), e.getMessage());
+            assertInstanceOf(CallTimeoutException.class,
+                    assertThrows(ExecutionException.class, () -> byDefault.get(5, TimeUnit.SECONDS)).getCause());
+            assertTrue(System.nanoTime() - t0 >= TimeUnit.MILLISECONDS.toNanos(200), "the default is 200 ms");
+            assertFalse(none.isDone(), "a call without a timeout waits");
+            assertThrows(java.util.concurrent.TimeoutException.class,
+                    () -> p.client.callAndWait(callMsg(4, 1, new byte[4]), 50, TimeUnit.MILLISECONDS));
+            assertEquals(3, p.client.abandonedCalls(), "timed-out calls keep their credit until the reply");
+            assertEquals(2, p.client.stats().callTimeouts.sum(), "callAndWait's own wait is not the call's deadline");
+            p.serverSide.sync();
+            for (IncomingCall c : held) {
+                echo().handle(c); // the late replies
+            }
+            assertArrayEquals(new byte[4], results(none.get(5, TimeUnit.SECONDS)));
+            p.clientSide.sync();
+            assertEquals(3, p.client.stats().lateReplies.sum());
+            assertEquals(0, p.client.abandonedCalls());
+            assertEquals(0, p.client.outstandingCalls());
+            assertEquals(0, p.client.heldReceives(), "late replies were released at once");
+        }
+    }
 }
