@@ -157,7 +157,7 @@ class ReconnectVerbsTest {
         InetAddress ip = deviceAddress();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, call -> { }, null);
         client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()),
-                OPTS.withConnectTimeoutMillis(2000).withReconnectAttempts(2));
+                OPTS.withConnectTimeoutMillis(10_000).withReconnectAttempts(2)); // a gone server rejects at once; 10 s covers a slow first connect under TCG
         CompletableFuture<ReceivedMessage> f = client.call(callMsg(0x31, 1, new byte[0]), true);
         assertTrue(waitFor(() -> server.stats().callsReceived.sum() == 1));
         server.close();
