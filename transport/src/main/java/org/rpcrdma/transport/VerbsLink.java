@@ -37,6 +37,10 @@ import org.rpcrdma.transport.verbs.WorkCompletions;
  * {@code ibv_wc} array under the gate and dispatched from Java arrays after releasing it:
  * dispatch runs user code, which may post (a read lock held there would block behind a
  * waiting destroy's write lock) or block for as long as it likes.
+ *
+ * <p>Somewhat over 400 lines because the posts, the poll loop and destroy share that one
+ * gate: kept in one class, the argument that nothing native is used after free can be
+ * checked in one place.
  */
 final class VerbsLink implements Link {
     private static final System.Logger LOG = System.getLogger(VerbsLink.class.getName());
