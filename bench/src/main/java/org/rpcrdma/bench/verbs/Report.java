@@ -53,7 +53,7 @@ final class Report {
         if (p.ok()) {
             return String.format(Locale.ROOT, "%.1f/%.1f", p.p50(), p.p99());
         }
-        if (p.status().equals("needs chunks")) {
+        if (p.status().startsWith("needs chunks")) {
             return "chunks";
         }
         return p.status().startsWith("missing") ? "missing" : "error";
