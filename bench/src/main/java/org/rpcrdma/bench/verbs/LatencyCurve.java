@@ -1,0 +1,567 @@
+package org.rpcrdma.bench.verbs;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.HdrHistogram.Histogram;
+import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.ReceivedMessage;
+import org.rpcrdma.transport.RpcRdmaClient;
+import org.rpcrdma.transport.RpcRdmaException;
+import org.rpcrdma.transport.RpcRdmaOptions;
+import org.rpcrdma.transport.RpcRdmaServer;
+import org.rpcrdma.transport.wire.Xdr;
+
+/**
+ * The project's main benchmark: round-trip latency against message size, one curve per
+ * negotiated inline threshold, with the raw-verbs floors beside it, all in one JVM on one
+ * device (what {@code scripts/bench} runs).
+ *
+ * <p>Series, every point a round trip in microseconds with min, p50, p99, p99.9 (each call
+ * timed with {@code System.nanoTime} into an HdrHistogram):
+ * <ul>
+ *   <li>{@code ib_send_lat}: perftest run first from here, a server and a client process on
+ *       the same device (it prints half the round trip; doubled here). A crashed run is a
+ *       missing point, and the bench goes on.
+ *   <li>{@code verbs-2thread}: a raw RC Send/Recv ping-pong on our bindings with one thread
+ *       per side, each busy-polling its own CQ (perftest's shape: two single-threaded ends).
+ *   <li>{@code verbs-1thread}: the same with one thread driving both ends
+ *       ({@link SendLatencyBenchmark}'s shape: no cross-thread wake-up at all).
+ *   <li>{@code rpc-<T>}: an RPC-over-RDMA forward call through {@link RpcRdmaClient} to an
+ *       {@link RpcRdmaServer} with inline threshold T. Message size = bytes of RPC arguments.
+ *       {@code null}: the reply is empty (at size 0 exactly an ONC RPC NULL call);
+ *       {@code echo}: the reply carries the arguments back. A call over the threshold needs
+ *       chunks, which the transport does not have yet: it fails with {@link RpcRdmaException}
+ *       and the point is recorded as "needs chunks".
+ * </ul>
+ * For the verbs series the size is the Send's byte count (as for ib_send_lat); an RPC of
+ * size S sends S + 68 bytes (28-byte RPC-over-RDMA header + 40-byte call header).
+ *
+ * <p>Usage: {@code LatencyCurve [--full] [--out DIR] [--perftest ib_send_lat|none]
+ * [--warmup-ms N] [--measure-ms N] [--event]}; the device address comes from
+ * {@code -Drpcrdma.ip}, RDMA_VM_IP or RPCRDMA_TEST_IP, its name (for perftest) from
+ * RDMA_VM_DEV or RPCRDMA_TEST_DEVICE. Writes DIR/results.json, DIR/table.txt, one data file per
+ * curve and DIR/chart.gp (gnuplot); prints progress per point, the table and the ratios.
+ */
+public final class LatencyCurve {
+    static final int[] THRESHOLDS = {1024, 4096, 16384, 65536, 262144};
+    /** RPC-over-RDMA header (RDMA_MSG, three empty lists) + ONC RPC call header with AUTH_NONE. */
+    static final int CALL_OVERHEAD = SendLatencyBenchmark.HEADER + 40;
+    static final int REPLY_HEADER = 24;
+    static final int PROC_NULL = 0;
+    static final int PROC_ECHO = 1;
+
+    /** One measured (or unmeasurable) point; times in microseconds, round trip. */
+    record Point(String series, String op, int threshold, int size, String status, long count,
+            double min, double p50, double p99, double p999, double mean) {
+        boolean ok() {
+            return status.equals("ok");
+        }
+
+        static Point failed(String series, String op, int threshold, int size, String status) {
+            return new Point(series, op, threshold, size, status, 0, Double.NaN, Double.NaN, Double.NaN,
+                    Double.NaN, Double.NaN);
+        }
+
+        static Point of(String series, String op, int threshold, int size, Histogram h) {
+            return new Point(series, op, threshold, size, "ok", h.getTotalCount(), h.getMinValue() / 1e3,
+                    h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3,
+                    h.getValueAtPercentile(99.9) / 1e3, h.getMean() / 1e3);
+        }
+    }
+
+    private final boolean full;
+    private final long warmupNanos;
+    private final long measureNanos;
+    private final boolean busyPoll;
+    private final InetAddress ip;
+    private final List<Point> points = new ArrayList<>();
+    private final PrintStream out = System.out;
+    private int done;
+    private int total;
+
+    LatencyCurve(boolean full, long warmupMs, long measureMs, boolean busyPoll, InetAddress ip) {
+        this.full = full;
+        this.warmupNanos = TimeUnit.MILLISECONDS.toNanos(warmupMs);
+        this.measureNanos = TimeUnit.MILLISECONDS.toNanos(measureMs);
+        this.busyPoll = busyPoll;
+        this.ip = ip;
+    }
+
+    /** Largest argument size an inline call fits under threshold {@code t}. */
+    static int lastInline(int t) {
+        return t - CALL_OVERHEAD;
+    }
+
+    /** Full: 0, every power of two to 1 MiB, and each threshold's edge -1, 0, +1. Quick: a subset. */
+    static int[] sizes(boolean full) {
+        TreeSet<Integer> s = new TreeSet<>();
+        if (full) {
+            s.add(0);
+            for (int p = 1; p <= 1 << 20; p <<= 1) {
+                s.add(p);
+            }
+            for (int t : THRESHOLDS) {
+                s.add(lastInline(t) - 1);
+                s.add(lastInline(t));
+                s.add(lastInline(t) + 1);
+            }
+        } else {
+            for (int v : new int[] {0, 64, 1024, 4096, 16384, 65536, 1 << 20}) {
+                s.add(v);
+            }
+            s.add(lastInline(1024));
+            s.add(lastInline(1024) + 1);
+            s.add(lastInline(4096));
+            s.add(lastInline(4096) + 1);
+        }
+        return s.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    public static void main(String[] args) throws Exception {
+        boolean full = false;
+        boolean busyPoll = true;
+        Path dir = Path.of("bench/results/latest");
+        String perftest = "ib_send_lat";
+        long warmupMs = -1;
+        long measureMs = -1;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--full" -> full = true;
+                case "--quick" -> full = false;
+                case "--event" -> busyPoll = false;
+                case "--out" -> dir = Path.of(args[++i]);
+                case "--perftest" -> perftest = args[++i]; // "none": no baseline run
+                case "--warmup-ms" -> warmupMs = Long.parseLong(args[++i]);
+                case "--measure-ms" -> measureMs = Long.parseLong(args[++i]);
+                default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+            }
+        }
+        if (warmupMs < 0) {
+            warmupMs = full ? 1000 : 300;
+        }
+        if (measureMs < 0) {
+            measureMs = full ? 3000 : 1000;
+        }
+        Files.createDirectories(dir);
+        LatencyCurve c = new LatencyCurve(full, warmupMs, measureMs, busyPoll, SendLatencyBenchmark.address());
+        int[] sizes = sizes(full);
+        c.run(sizes, perftest, dir);
+        Report r = new Report(c.points, sizes, c.describe());
+        r.write(dir);
+        r.print(System.out);
+    }
+
+    String describe() {
+        return (full ? "full" : "quick") + ", " + (busyPoll ? "busy-poll" : "event mode") + ", warm-up "
+                + warmupNanos / 1_000_000 + " ms + " + measureNanos / 1_000_000 + " ms per point, device address " + ip
+                .getHostAddress();
+    }
+
+    void run(int[] sizes, String perftest, Path dir) throws InterruptedException {
+        int verbsSizes = (int) java.util.Arrays.stream(sizes).filter(s -> s > 0).count();
+        boolean ib = !perftest.equals("none");
+        total = (ib ? 3 : 2) * verbsSizes + THRESHOLDS.length * 2 * sizes.length;
+        out.printf("[bench] %d points (%s)%n", total, describe());
+        if (ib) {
+            Path logs = dir.resolve("perftest");
+            try {
+                Files.createDirectories(logs);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            int port = 18515;
+            for (int size : sizes) {
+                if (size > 0) {
+                    progress(perftest(perftest, size, port++, logs));
+                }
+            }
+        }
+        runVerbs(sizes, true);
+        runVerbs(sizes, false);
+        for (int t : THRESHOLDS) {
+            runRpc(t, sizes);
+        }
+    }
+
+    private void progress(Point p) {
+        points.add(p);
+        done++;
+        String where = p.series() + (p.op().isEmpty() ? "" : " " + p.op());
+        if (p.ok()) {
+            out.printf(Locale.ROOT, "[%3d/%3d] %-20s %8d B  min %8.1f  p50 %8.1f  p99 %8.1f  p99.9 %8.1f us  (%d calls)%n",
+                    done, total, where, p.size(), p.min(), p.p50(), p.p99(), p.p999(), p.count());
+        } else {
+            out.printf(Locale.ROOT, "[%3d/%3d] %-20s %8d B  %s%n", done, total, where, p.size(), p.status());
+        }
+        out.flush();
+    }
+
+    // ------------------------------------------------------------------ raw verbs
+
+    private void runVerbs(int[] sizes, boolean twoThreads) {
+        String series = twoThreads ? "verbs-2thread" : "verbs-1thread";
+        int max = sizes[sizes.length - 1];
+        SendLatencyBenchmark.Pair pair = null;
+        PingPongServer server = null;
+        try {
+            pair = new SendLatencyBenchmark.Pair(ip, max);
+            pair.postServerRecv(); // here, so it is posted before the first Send whichever thread serves
+            pair.postClientRecv();
+            if (twoThreads) {
+                server = new PingPongServer(pair);
+                server.start();
+            }
+            for (int size : sizes) {
+                if (size == 0) {
+                    continue; // a zero-length SGE means 2 GiB to some providers; perftest starts at 1 B too
+                }
+                try {
+                    Histogram h = new Histogram(3);
+                    long end = System.nanoTime() + warmupNanos;
+                    while (System.nanoTime() < end) {
+                        verbsRoundTrip(pair, size, twoThreads);
+                    }
+                    end = System.nanoTime() + measureNanos;
+                    long t;
+                    do {
+                        long t0 = System.nanoTime();
+                        verbsRoundTrip(pair, size, twoThreads);
+                        t = System.nanoTime();
+                        h.recordValue(t - t0);
+                    } while (t < end);
+                    progress(Point.of(series, "", 0, size, h));
+                } catch (RuntimeException e) {
+                    progress(Point.failed(series, "", 0, size, "error: " + e.getMessage()));
+                    return; // the QPs are likely in error: the rest of this series is missing
+                }
+            }
+        } catch (RuntimeException e) {
+            progress(Point.failed(series, "", 0, 0, "setup failed: " + e));
+        } finally {
+            if (server != null) {
+                server.stop();
+            }
+            if (pair != null) {
+                pair.close();
+            }
+        }
+    }
+
+    /** Client Send of {@code size} bytes, the echo back; the server end is {@code pair} (one thread) or a PingPongServer. */
+    private static void verbsRoundTrip(SendLatencyBenchmark.Pair p, int size, boolean twoThreads) {
+        p.send.clear();
+        p.send.send(1, p.clientSendMr.lkey(), p.clientSendMr.address(), size, p.flags());
+        p.clientQp.postSend(p.send);
+        if (!twoThreads) {
+            int got = awaitRecv(p.serverCq, p.wc);
+            p.postServerRecv();
+            p.send.clear();
+            p.send.send(2, p.serverMr.lkey(), p.serverMr.address(), got, p.flags());
+            p.serverQp.postSend(p.send);
+        }
+        awaitRecv(p.clientCq, p.wc);
+        p.postClientRecv();
+    }
+
+    /** Busy-polls {@code cq} for a receive completion (10 s limit); returns its byte count. */
+    static int awaitRecv(org.rpcrdma.transport.verbs.CompletionQueue cq,
+            org.rpcrdma.transport.verbs.WorkCompletions wc) {
+        long deadline = 0;
+        for (int spins = 0; ; spins++) {
+            int n = cq.poll(wc);
+            for (int i = 0; i < n; i++) {
+                if (wc.status(i) != org.rpcrdma.transport.verbs.WorkCompletions.SUCCESS) {
+                    throw new IllegalStateException("completion " + org.rpcrdma.transport.verbs.WorkCompletions
+                            .statusString(wc.status(i)));
+                }
+                if (wc.opcode(i) == org.rpcrdma.transport.verbs.WorkCompletions.OPCODE_RECV) {
+                    return wc.byteLen(i);
+                }
+            }
+            if ((spins & 0xfff) == 0xfff) {
+                long now = System.nanoTime();
+                if (deadline == 0) {
+                    deadline = now + TimeUnit.SECONDS.toNanos(10);
+                } else if (now > deadline) {
+                    throw new IllegalStateException("no receive completion within 10 s");
+                }
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** The server end on its own thread: receive, repost, echo the bytes back; busy-polls its CQ. */
+    static final class PingPongServer implements Runnable {
+        private final SendLatencyBenchmark.Pair p;
+        private final Thread thread;
+        private volatile boolean stop;
+        private volatile Throwable failure;
+
+        PingPongServer(SendLatencyBenchmark.Pair p) {
+            this.p = p;
+            this.thread = new Thread(this, "verbs-pingpong-server");
+            thread.setDaemon(true);
+        }
+
+        void start() {
+            thread.start();
+        }
+
+        @Override
+        public void run() {
+            try (var send = new org.rpcrdma.transport.verbs.SendBatch(1, 1);
+                    var recv = new org.rpcrdma.transport.verbs.RecvBatch(1);
+                    var wc = new org.rpcrdma.transport.verbs.WorkCompletions(4)) {
+                int sends = 0;
+                while (!stop) {
+                    int n = p.serverCq.poll(wc);
+                    for (int i = 0; i < n; i++) {
+                        if (wc.status(i) != org.rpcrdma.transport.verbs.WorkCompletions.SUCCESS) {
+                            throw new IllegalStateException("server completion "
+                                    + org.rpcrdma.transport.verbs.WorkCompletions.statusString(wc.status(i)));
+                        }
+                        if (wc.opcode(i) == org.rpcrdma.transport.verbs.WorkCompletions.OPCODE_RECV) {
+                            int got = wc.byteLen(i);
+                            postRecv(recv); // before the echo: the client sends again only after it
+                            send.clear();
+                            int flags = (++sends & 15) == 0 ? org.rpcrdma.transport.verbs.SendBatch.SIGNALED : 0;
+                            send.send(2, p.serverMr.lkey(), p.serverMr.address(), got, flags);
+                            p.serverQp.postSend(send);
+                        }
+                    }
+                    if (n == 0) {
+                        Thread.onSpinWait();
+                    }
+                }
+            } catch (Throwable t) {
+                failure = t;
+            }
+        }
+
+        private void postRecv(org.rpcrdma.transport.verbs.RecvBatch recv) {
+            recv.clear();
+            recv.add(10, p.serverMr.lkey(), p.serverMr.address(), p.size);
+            p.serverQp.postRecv(recv);
+        }
+
+        void stop() {
+            stop = true;
+            try {
+                thread.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (failure != null) {
+                System.out.println("[bench] verbs ping-pong server: " + failure);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ RPC
+
+    private static final CallHandler HANDLER = c -> {
+        MemorySegment m = c.message().bytes();
+        int args = (int) m.byteSize() - 40;
+        boolean echo = Xdr.getInt(m, 20) == PROC_ECHO;
+        MemorySegment r = MemorySegment.ofArray(new byte[REPLY_HEADER + (echo ? args : 0)]);
+        Xdr.putInt(r, 0, c.xid());
+        Xdr.putInt(r, 4, 1); // REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS (zeros)
+        if (echo) {
+            MemorySegment.copy(m, 40, r, REPLY_HEADER, args);
+        }
+        c.reply(r);
+    };
+
+    private final class Endpoints implements AutoCloseable {
+        final RpcRdmaServer server;
+        final RpcRdmaClient client;
+
+        Endpoints(int threshold) {
+            RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(threshold).withBusyPoll(busyPoll)
+                    .withConnectTimeoutMillis(30_000).withReconnectAttempts(0);
+            server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, HANDLER, null);
+            RpcRdmaClient cl = null;
+            try {
+                cl = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+            } finally {
+                if (cl == null) {
+                    server.close();
+                }
+            }
+            client = cl;
+        }
+
+        @Override
+        public void close() {
+            client.close();
+            server.close();
+        }
+    }
+
+    private int xid;
+
+    private ReceivedMessage call(Endpoints e, MemorySegment call) throws InterruptedException, TimeoutException {
+        Xdr.putInt(call, 0, ++xid);
+        return e.client.connection().callAndWait(call, 10, TimeUnit.SECONDS);
+    }
+
+    private void runRpc(int threshold, int[] sizes) {
+        String series = "rpc-" + threshold / 1024 + "k";
+        Endpoints e = null;
+        try {
+            for (String op : new String[] {"null", "echo"}) {
+                int proc = op.equals("echo") ? PROC_ECHO : PROC_NULL;
+                for (int size : sizes) {
+                    if (e == null) {
+                        try {
+                            e = new Endpoints(threshold);
+                        } catch (RuntimeException ex) {
+                            progress(Point.failed(series, op, threshold, size, "connect failed: " + ex.getMessage()));
+                            continue;
+                        }
+                    }
+                    MemorySegment call = MemorySegment.ofArray(new byte[40 + size]);
+                    Xdr.putInt(call, 4, 0); // CALL
+                    Xdr.putInt(call, 8, 2); // RPC version 2
+                    Xdr.putInt(call, 12, 0x20000099);
+                    Xdr.putInt(call, 16, 1);
+                    Xdr.putInt(call, 20, proc);
+                    int expect = REPLY_HEADER + (proc == PROC_ECHO ? size : 0);
+                    try {
+                        ReceivedMessage probe = call(e, call);
+                        long got = probe.bytes().byteSize();
+                        probe.release();
+                        if (got != expect) {
+                            throw new IllegalStateException("reply of " + got + " bytes, expected " + expect);
+                        }
+                    } catch (RpcRdmaException ex) {
+                        if (ex.getMessage() != null && ex.getMessage().contains("exceeds")) {
+                            // the transport's own inline check: expected past lastInline(threshold)
+                            progress(Point.failed(series, op, threshold, size, size > lastInline(threshold)
+                                    ? "needs chunks" : "needs chunks (below the expected edge: " + ex.getMessage() + ")"));
+                        } else {
+                            progress(Point.failed(series, op, threshold, size, "error: " + ex));
+                            e.close();
+                            e = null;
+                        }
+                        continue;
+                    } catch (TimeoutException | RuntimeException ex) {
+                        progress(Point.failed(series, op, threshold, size, "error: " + ex));
+                        e.close();
+                        e = null;
+                        continue;
+                    }
+                    try {
+                        Histogram h = new Histogram(3);
+                        long end = System.nanoTime() + warmupNanos;
+                        while (System.nanoTime() < end) {
+                            call(e, call).release();
+                        }
+                        end = System.nanoTime() + measureNanos;
+                        long t;
+                        do {
+                            long t0 = System.nanoTime();
+                            ReceivedMessage m = call(e, call);
+                            t = System.nanoTime();
+                            m.release();
+                            h.recordValue(t - t0);
+                        } while (t < end);
+                        progress(Point.of(series, op, threshold, size, h));
+                    } catch (Exception ex) {
+                        progress(Point.failed(series, op, threshold, size, "error: " + ex));
+                        e.close();
+                        e = null;
+                    }
+                }
+            }
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        } finally {
+            if (e != null) {
+                e.close();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ perftest
+
+    /**
+     * One ib_send_lat run at {@code size}: server and client on this device over rdma_cm,
+     * busy-polling, like our verbs series. A run that crashes (perftest 4.5 under TCG once
+     * died with SIGSEGV at 1 KiB), hangs or prints no result is a missing point, never a
+     * failed bench. Output in {@code logs/SIZE-{server,client}.log}.
+     */
+    private Point perftest(String tool, int size, int port, Path logs) throws InterruptedException {
+        String dev = firstNonEmpty(System.getenv("RDMA_VM_DEV"), System.getenv("RPCRDMA_TEST_DEVICE"));
+        int iterations = size >= 65536 ? (full ? 1000 : 200) : (full ? 5000 : 1000);
+        List<String> cmd = new ArrayList<>(List.of(tool, "-R", "-F", "-p", Integer.toString(port),
+                "-s", Integer.toString(size), "-n", Integer.toString(iterations)));
+        if (dev != null) {
+            cmd.addAll(List.of("-d", dev));
+        }
+        Path serverLog = logs.resolve(size + "-server.log");
+        Path clientLog = logs.resolve(size + "-client.log");
+        Process server = null;
+        Process client = null;
+        try {
+            server = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(serverLog.toFile()).start();
+            Thread.sleep(1000); // the server must be listening before the client's rdma_cm connect
+            List<String> ccmd = new ArrayList<>(cmd);
+            ccmd.add(ip.getHostAddress());
+            client = new ProcessBuilder(ccmd).redirectErrorStream(true).redirectOutput(clientLog.toFile()).start();
+            if (!client.waitFor(180, TimeUnit.SECONDS)) {
+                return Point.failed("ib_send_lat", "", 0, size, "missing (timed out after 180 s)");
+            }
+            int rc = client.exitValue();
+            server.waitFor(10, TimeUnit.SECONDS);
+            for (String line : Files.readAllLines(clientLog)) {
+                // " #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%" (usec, half round trips)
+                String[] f = line.trim().replace("-nan", "NaN").replace("nan", "NaN").replace("inf", "Infinity")
+                        .split("\\s+");
+                if (f.length >= 9 && f[0].equals(Integer.toString(size)) && f[1].equals(Integer.toString(iterations))) {
+                    double min = 2 * Double.parseDouble(f[2]);
+                    double typical = 2 * Double.parseDouble(f[4]);
+                    double avg = 2 * Double.parseDouble(f[5]);
+                    double p99 = 2 * Double.parseDouble(f[7]);
+                    double p999 = 2 * Double.parseDouble(f[8]);
+                    if (!Double.isFinite(min + typical + avg + p99 + p999)) {
+                        // under TCG perftest sometimes reads no usable CPU clock and prints inf
+                        return Point.failed("ib_send_lat", "", 0, size, "missing (it printed inf: no usable CPU clock)");
+                    }
+                    return new Point("ib_send_lat", "", 0, size, "ok", iterations, min, typical, p99, p999, avg);
+                }
+            }
+            return Point.failed("ib_send_lat", "", 0, size, "missing (exit " + rc + (rc > 128 ? ", signal "
+                    + (rc - 128) : "") + ", no result line; see " + clientLog + ")");
+        } catch (IOException | RuntimeException e) {
+            return Point.failed("ib_send_lat", "", 0, size, "missing (" + e + ")");
+        } finally {
+            for (Process p : new Process[] {client, server}) {
+                if (p != null && p.isAlive()) {
+                    p.destroyForcibly();
+                    p.waitFor(5, TimeUnit.SECONDS);
+                }
+            }
+        }
+    }
+
+    private static String firstNonEmpty(String... v) {
+        for (String s : v) {
+            if (s != null && !s.isEmpty()) {
+                return s;
+            }
+        }
+        return null;
+    }
+}
