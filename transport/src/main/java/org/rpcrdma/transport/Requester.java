@@ -79,7 +79,7 @@ final class Requester {
             if (c.isDone()) {
                 return true; // abandoned before it could be sent here: nothing to do
             }
-            if (table.contains(c.xid) || isWaiting(c.xid)) {
+            if (table.contains(c.xid) || !waiting.isEmpty() && isWaiting(c.xid)) {
                 throw new RpcRdmaException(name + ": XID 0x" + Integer.toHexString(c.xid) + " is already outstanding"
                         + " in the " + direction + " direction; call not sent");
             }
