@@ -134,6 +134,7 @@ public final class RpcRdmaClient implements AutoCloseable {
             int receiveCount = o.receiveBuffers(true);
             link = new VerbsLink(id, o.sendContexts(true), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
                     o.busyPoll(), GENERATION.incrementAndGet());
+            link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             RpcRdmaStats stats = new RpcRdmaStats();
             // Receives go up before connect (RFC 8167 §4.3.1): the server may send as soon as
             // the connection is established, and with rnr_retry 0 a Send that finds no

@@ -19,6 +19,10 @@ import org.rpcrdma.transport.wire.ConnectPrivate;
  *                          connection; its window is the client's grant clamped to this
  * @param busyPoll          poll the CQ continuously (lowest latency, burns a core) instead of
  *                          waiting on the completion channel
+ * @param pollSpinMicros    without busyPoll: after each completion the poller keeps polling
+ *                          this long before it arms the completion channel and sleeps
+ *                          (adaptive: a conversation stays hot, an idle connection sleeps;
+ *                          0: pure events)
  * @param connectTimeoutMillis address/route resolution and connect timeout
  * @param callTimeoutMillis default time a call waits for its reply before it fails with
  *                          {@link CallTimeoutException} (0: no default timeout)
@@ -31,7 +35,7 @@ import org.rpcrdma.transport.wire.ConnectPrivate;
  *                          (0: never; pending calls then fail with ConnectionLostException)
  */
 public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredits, int backwardCallLimit,
-        boolean busyPoll, int connectTimeoutMillis, long callTimeoutMillis, int receiveBatch, int signalEvery,
+        boolean busyPoll, int pollSpinMicros, int connectTimeoutMillis, long callTimeoutMillis, int receiveBatch, int signalEvery,
         long backchannelWaitMillis, int reconnectAttempts) {
 
     /** The port RFC 8166 §9 registers for NFS over RPC-over-RDMA. */
@@ -52,6 +56,7 @@ public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredi
         check("credits", credits, 1, MAX_CREDITS);
         check("backwardCredits", backwardCredits, 0, MAX_CREDITS);
         check("backwardCallLimit", backwardCallLimit, 1, MAX_CREDITS);
+        check("pollSpinMicros", pollSpinMicros, 0, 1_000_000);
         check("connectTimeoutMillis", connectTimeoutMillis, 1, 600_000);
         check("callTimeoutMillis", callTimeoutMillis, 0, Long.MAX_VALUE / 2);
         check("receiveBatch", receiveBatch, 1, 256);
@@ -72,55 +77,61 @@ public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredi
      * after 60 s, backward calls wait 30 s for a reconnect, 3 reconnect attempts.
      */
     public static RpcRdmaOptions defaults() {
-        return new RpcRdmaOptions(DEFAULT_INLINE, DEFAULT_CREDITS, 0, DEFAULT_BACKWARD_CALL_LIMIT, false, 5000,
+        return new RpcRdmaOptions(DEFAULT_INLINE, DEFAULT_CREDITS, 0, DEFAULT_BACKWARD_CALL_LIMIT, false, 0, 5000,
                 DEFAULT_CALL_TIMEOUT_MILLIS, 8, 8, 30_000, 3);
     }
 
     public RpcRdmaOptions withInlineThreshold(int t) {
-        return new RpcRdmaOptions(t, credits, backwardCredits, backwardCallLimit, busyPoll, connectTimeoutMillis,
+        return new RpcRdmaOptions(t, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis,
                 callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
     }
 
     public RpcRdmaOptions withCredits(int c) {
         return new RpcRdmaOptions(inlineThreshold, c, backwardCredits, backwardCallLimit, busyPoll,
-                connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis,
+                pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis,
                 reconnectAttempts);
     }
 
     public RpcRdmaOptions withBackwardCredits(int c) {
-        return new RpcRdmaOptions(inlineThreshold, credits, c, backwardCallLimit, busyPoll, connectTimeoutMillis,
+        return new RpcRdmaOptions(inlineThreshold, credits, c, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis,
                 callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
     }
 
     public RpcRdmaOptions withBackwardCallLimit(int n) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, n, busyPoll, connectTimeoutMillis,
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, n, busyPoll, pollSpinMicros, connectTimeoutMillis,
                 callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
     }
 
     public RpcRdmaOptions withBusyPoll(boolean b) {
         return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, b,
+                pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis,
+                reconnectAttempts);
+    }
+
+    public RpcRdmaOptions withPollSpinMicros(int us) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, us,
                 connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis,
                 reconnectAttempts);
     }
 
     public RpcRdmaOptions withConnectTimeoutMillis(int ms) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, ms,
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, ms,
                 callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
     }
 
     public RpcRdmaOptions withCallTimeoutMillis(long ms) {
         return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll,
-                connectTimeoutMillis, ms, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
+                pollSpinMicros, connectTimeoutMillis, ms, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
     }
 
     public RpcRdmaOptions withBackchannelWaitMillis(long ms) {
         return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll,
-                connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, ms, reconnectAttempts);
+                pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, ms, reconnectAttempts);
     }
 
     public RpcRdmaOptions withReconnectAttempts(int n) {
         return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll,
-                connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, n);
+                pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, n);
     }
 
     /** Calls this side may have outstanding in its own direction: forward on a client, backward on a server. */

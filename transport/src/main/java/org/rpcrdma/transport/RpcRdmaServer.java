@@ -165,6 +165,7 @@ public final class RpcRdmaServer implements AutoCloseable {
             int receiveCount = o.receiveBuffers(false);
             link = new VerbsLink(id, o.sendContexts(false), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
                     o.busyPoll(), GENERATION.incrementAndGet());
+            link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             var receives = Connection.receivePool(link, link.receiveMemory(), receiveCount, o.inlineThreshold(),
                     o.receiveBatch(), stats);
             // Our backward window is the client's grant (RFC 8167 §4.1), clamped to our limit.

@@ -91,6 +91,10 @@ final class VerbsLink implements Link {
     private final Object destroyLock = new Object();
     private boolean destroyed;
     private volatile Thread poller;
+    /** Event mode: how long the poller keeps polling after a completion before it sleeps (0: never). */
+    private volatile long spinNanos;
+    /** When the poller last dispatched a completion (poller thread only). */
+    private long lastCompletion;
 
     VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
             int generation) {
@@ -138,6 +142,11 @@ final class VerbsLink implements Link {
 
     MemorySegment receiveMemory() {
         return recvMr.segment();
+    }
+
+    /** Event mode: the poller spins this long after each completion before it arms the channel and sleeps. */
+    void adaptiveSpin(long nanos) {
+        this.spinNanos = nanos;
     }
 
     /**
@@ -254,9 +263,16 @@ final class VerbsLink implements Link {
                     }
                     continue;
                 }
-                int n = pollOrWait();
+                // Adaptive: for spinNanos after the last completion, poll without arming
+                // (the next message of a conversation is usually that close, and a wake-up
+                // from the channel costs more than the spin); then arm and sleep.
+                boolean spin = spinNanos > 0 && System.nanoTime() - lastCompletion < spinNanos;
+                int n = spin ? pollOnly() : pollOrWait();
                 if (n > 0) {
                     dispatch(n); // gate released: handlers may post or block
+                    lastCompletion = System.nanoTime();
+                } else if (spin) {
+                    Thread.onSpinWait();
                 }
             }
         } catch (RuntimeException e) {
@@ -274,7 +290,12 @@ final class VerbsLink implements Link {
         }
         callersPolling.incrementAndGet();
         try {
-            while (!done.getAsBoolean() && !stopping && System.nanoTime() - deadlineNanos < 0) {
+            // The clock is read once every 64 spins: under TCG the guest's clocksource (hpet)
+            // makes System.nanoTime() cost ~1 µs, 23 % of a spinning caller's time.
+            for (int spins = 0; !done.getAsBoolean() && !stopping; spins++) {
+                if ((spins & 63) == 0 && System.nanoTime() - deadlineNanos >= 0) {
+                    break;
+                }
                 if (!tryPollOnce()) {
                     Thread.onSpinWait();
                 }
@@ -293,6 +314,16 @@ final class VerbsLink implements Link {
      *
      * @return completions copied out (0: none, or destroy has begun)
      */
+    /** Event mode, spinning: one poll under the gate, no arming. */
+    private int pollOnly() {
+        long stamp = gate.readLock();
+        try {
+            return freed || stopping ? 0 : pollAndCopy();
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
     private int pollOrWait() {
         long stamp = gate.readLock();
         try {

@@ -124,6 +124,32 @@ class EndpointVerbsTest {
         assertEquals(0, c.stats().unmatchedForwardReplies.sum() + s.stats().unmatchedBackwardReplies.sum());
     }
 
+    /** utime + stime of this process, in clock ticks (/proc/self/stat fields 14 and 15). */
+    static long processCpuTicks() throws java.io.IOException {
+        String stat = Files.readString(Path.of("/proc/self/stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]); // fields 14, 15 counted from 1
+    }
+
+    /** Adaptive polling (pollSpinMicros): calls are served, and an idle connection's pollers sleep. */
+    @Test
+    void adaptivePollersServeCallsThenSleepWhenIdle() throws Exception {
+        start(OPTS.withPollSpinMicros(200), echo());
+        for (int i = 0; i < 50; i++) {
+            results(client.call(callMsg(100 + i, 1, new byte[] {(byte) i, 0, 0, 0})).get(30, TimeUnit.SECONDS));
+        }
+        Thread.sleep(100); // past the spin: both pollers arm their channel and sleep
+        long cpu0 = processCpuTicks();
+        long wall0 = System.nanoTime();
+        Thread.sleep(1000);
+        long cpuMillis = (processCpuTicks() - cpu0) * 10; // USER_HZ = 100
+        long wallMillis = (System.nanoTime() - wall0) / 1_000_000;
+        // two spinning pollers would use up to 2000 ms of CPU here
+        assertTrue(cpuMillis < wallMillis / 5, "the idle JVM used " + cpuMillis + " ms of CPU in " + wallMillis
+                + " ms: its pollers should sleep, not spin");
+        results(client.call(callMsg(200, 1, new byte[4])).get(30, TimeUnit.SECONDS)); // and wake for the next call
+    }
+
     @Test
     void busyPollCallerDrivesItsRepliesWhileOtherTrafficCompletes() throws Exception {
         start(OPTS.withBusyPoll(true).withBackwardCredits(2), echo());

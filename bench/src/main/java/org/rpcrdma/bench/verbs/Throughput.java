@@ -31,7 +31,7 @@ import org.rpcrdma.transport.wire.Xdr;
  * window of 64 is the credit limit: throughput should grow until it.
  *
  * <pre>
- * java -cp bench/target/benchmarks.jar org.rpcrdma.bench.verbs.Throughput [--event] [--seconds S] [--out DIR]
+ * java -cp bench/target/benchmarks.jar org.rpcrdma.bench.verbs.Throughput [--event | --spin US] [--seconds S] [--out DIR]
  * </pre>
  */
 public final class Throughput {
@@ -66,23 +66,28 @@ public final class Throughput {
 
     public static void main(String[] args) throws Exception {
         boolean busyPoll = true;
+        int spinMicros = 0;
         long seconds = 2;
         Path dir = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--event" -> busyPoll = false;
                 case "--busy" -> busyPoll = true;
+                case "--spin" -> { // adaptive: event mode, the poller spins this long after a completion
+                    busyPoll = false;
+                    spinMicros = Integer.parseInt(args[++i]);
+                }
                 case "--seconds" -> seconds = Long.parseLong(args[++i]);
                 case "--out" -> dir = Path.of(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
         InetAddress ip = SendLatencyBenchmark.address();
-        String mode = busyPoll ? "busy-poll" : "event";
+        String mode = busyPoll ? "busy-poll" : spinMicros > 0 ? "spin-" + spinMicros + "us" : "event";
         List<Row> rows = new ArrayList<>();
         for (boolean backward : new boolean[] {false, true}) {
             for (int window : WINDOWS) {
-                Row r = measure(ip, busyPoll, window, backward, TimeUnit.SECONDS.toNanos(seconds));
+                Row r = measure(ip, busyPoll, spinMicros, mode, window, backward, TimeUnit.SECONDS.toNanos(seconds));
                 rows.add(r);
                 System.out.printf(Locale.ROOT, "[throughput] %s, %d outstanding%s: %.0f calls/s%s%n", mode, window,
                         backward ? " + backward traffic" : "", r.callsPerSecond(),
@@ -99,17 +104,19 @@ public final class Throughput {
     }
 
     static void print(List<Row> rows, PrintStream out) {
-        out.printf(Locale.ROOT, "%-10s %8s %9s %14s %14s %7s%n", "mode", "window", "backward", "calls/s", "backward/s",
+        out.printf(Locale.ROOT, "%-12s %8s %9s %14s %14s %7s%n", "mode", "window", "backward", "calls/s", "backward/s",
                 "failed");
         for (Row r : rows) {
-            out.printf(Locale.ROOT, "%-10s %8d %9s %14.0f %14.0f %7d%n", r.mode(), r.window(), r.backward() ? "yes" : "no",
+            out.printf(Locale.ROOT, "%-12s %8d %9s %14.0f %14.0f %7d%n", r.mode(), r.window(), r.backward() ? "yes" : "no",
                     r.callsPerSecond(), r.backwardPerSecond(), r.failed());
         }
         out.println("(forward echo calls of " + ARGS + " B arguments, 4 KiB inline, credits 64 forward / 8 backward)");
     }
 
-    static Row measure(InetAddress ip, boolean busyPoll, int window, boolean backward, long nanos) throws Exception {
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withBusyPoll(busyPoll).withCredits(64).withBackwardCredits(8)
+    static Row measure(InetAddress ip, boolean busyPoll, int spinMicros, String mode, int window, boolean backward,
+            long nanos) throws Exception {
+        RpcRdmaOptions o = RpcRdmaOptions.defaults().withBusyPoll(busyPoll).withPollSpinMicros(spinMicros)
+                .withCredits(64).withBackwardCredits(8)
                 .withConnectTimeoutMillis(30_000).withReconnectAttempts(0);
         try (RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, ECHO, null);
                 RpcRdmaClient client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o)) {
@@ -139,7 +146,7 @@ public final class Throughput {
                 System.out.println("[throughput] first failure: " + firstFailure.get());
             }
             double s = (stop - start) / 1e9;
-            return new Row(busyPoll ? "busy-poll" : "event", window, backward, forward.sum() / s, backwardDone / s,
+            return new Row(mode, window, backward, forward.sum() / s, backwardDone / s,
                     failed.sum());
         }
     }
