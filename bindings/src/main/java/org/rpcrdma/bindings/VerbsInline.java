@@ -114,7 +114,30 @@ public final class VerbsInline {
      *         first work request that was not posted
      */
     public static int ibvPostSend(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
-        MemorySegment fn = op(ptr(qp.address() + QP_CONTEXT), OPS_POST_SEND);
+        return ibvPostSend(postSendFunction(qp), qp, wr, badWr);
+    }
+
+    /**
+     * The provider's {@code post_send} of this QP's context. The ops table of a context is
+     * fixed once the device is open, so a caller on the hot path looks it up once: under
+     * C1 every lookup allocates a MemorySegment (40 B per downcall in the guest profile).
+     */
+    public static MemorySegment postSendFunction(MemorySegment qp) {
+        return op(ptr(qp.address() + QP_CONTEXT), OPS_POST_SEND);
+    }
+
+    /** The provider's {@code post_recv} of this QP's context (see {@link #postSendFunction}). */
+    public static MemorySegment postRecvFunction(MemorySegment qp) {
+        return op(ptr(qp.address() + QP_CONTEXT), OPS_POST_RECV);
+    }
+
+    /** The provider's {@code poll_cq} of this CQ's context (see {@link #postSendFunction}). */
+    public static MemorySegment pollCqFunction(MemorySegment cq) {
+        return op(ptr(cq.address() + CQ_CONTEXT), OPS_POLL_CQ);
+    }
+
+    /** {@link #ibvPostSend} through {@code fn} from {@link #postSendFunction}. */
+    public static int ibvPostSend(MemorySegment fn, MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
         try {
             return (int) POST.invokeExact(fn, qp, wr, badWr);
         } catch (Throwable t) {
@@ -124,7 +147,11 @@ public final class VerbsInline {
 
     /** verbs.h:3348 {@code ibv_post_recv}: {@code qp->context->ops.post_recv(qp, wr, bad_wr)}. */
     public static int ibvPostRecv(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
-        MemorySegment fn = op(ptr(qp.address() + QP_CONTEXT), OPS_POST_RECV);
+        return ibvPostRecv(postRecvFunction(qp), qp, wr, badWr);
+    }
+
+    /** {@link #ibvPostRecv} through {@code fn} from {@link #postRecvFunction}. */
+    public static int ibvPostRecv(MemorySegment fn, MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
         try {
             return (int) POST.invokeExact(fn, qp, wr, badWr);
         } catch (Throwable t) {
@@ -149,7 +176,11 @@ public final class VerbsInline {
      * @return the number of completions written (0 when none), or a negative value on failure
      */
     public static int ibvPollCq(MemorySegment cq, int numEntries, MemorySegment wc) {
-        MemorySegment fn = op(ptr(cq.address() + CQ_CONTEXT), OPS_POLL_CQ);
+        return ibvPollCq(pollCqFunction(cq), cq, numEntries, wc);
+    }
+
+    /** {@link #ibvPollCq} through {@code fn} from {@link #pollCqFunction}. */
+    public static int ibvPollCq(MemorySegment fn, MemorySegment cq, int numEntries, MemorySegment wc) {
         try {
             return (int) POLL_CQ.invokeExact(fn, cq, numEntries, wc);
         } catch (Throwable t) {

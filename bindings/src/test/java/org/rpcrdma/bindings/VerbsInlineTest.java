@@ -86,6 +86,12 @@ class VerbsInlineTest {
         assertEquals(PID, VerbsInline.ibvPostSrqRecv(srq, wr, badWr));
         assertEquals(PID, VerbsInline.ibvPollCq(cq, 16, wc));
         assertEquals(PID, VerbsInline.ibvReqNotifyCq(cq, false));
+        // The looked-up-once functions are the same slots
+        assertEquals(PID, VerbsInline.ibvPostSend(VerbsInline.postSendFunction(qp), qp, wr, badWr));
+        assertEquals(PID, VerbsInline.ibvPostRecv(VerbsInline.postRecvFunction(qp), qp, wr, badWr));
+        assertEquals(PID, VerbsInline.ibvPollCq(VerbsInline.pollCqFunction(cq), cq, 16, wc));
+        assertEquals(ibv_context_ops.post_send(ops), VerbsInline.postSendFunction(qp));
+        assertEquals(ibv_context_ops.poll_cq(ops), VerbsInline.pollCqFunction(cq));
         // A slot left NULL would crash, so prove the slots are distinct by clearing one.
         ibv_context_ops.post_recv(ops, MemorySegment.NULL);
         assertEquals(PID, VerbsInline.ibvPostSend(qp, wr, badWr));

@@ -39,7 +39,13 @@ public final class Throughput {
     static final int ARGS = 64;
 
     record Row(String mode, int window, boolean backward, double callsPerSecond, double backwardPerSecond,
-            long failed) {}
+            long failed, double bytesPerCall) {}
+
+    /** Heap bytes allocated so far by all threads of this JVM (both endpoints live here). */
+    static long allocated() {
+        return ((com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean())
+                .getTotalThreadAllocatedBytes();
+    }
 
     private static final CallHandler ECHO = c -> {
         MemorySegment m = c.message().bytes();
@@ -104,13 +110,14 @@ public final class Throughput {
     }
 
     static void print(List<Row> rows, PrintStream out) {
-        out.printf(Locale.ROOT, "%-12s %8s %9s %14s %14s %7s%n", "mode", "window", "backward", "calls/s", "backward/s",
-                "failed");
+        out.printf(Locale.ROOT, "%-12s %8s %9s %14s %14s %7s %12s%n", "mode", "window", "backward", "calls/s",
+                "backward/s", "failed", "bytes/call");
         for (Row r : rows) {
-            out.printf(Locale.ROOT, "%-12s %8d %9s %14.0f %14.0f %7d%n", r.mode(), r.window(), r.backward() ? "yes" : "no",
-                    r.callsPerSecond(), r.backwardPerSecond(), r.failed());
+            out.printf(Locale.ROOT, "%-12s %8d %9s %14.0f %14.0f %7d %12.0f%n", r.mode(), r.window(),
+                    r.backward() ? "yes" : "no", r.callsPerSecond(), r.backwardPerSecond(), r.failed(), r.bytesPerCall());
         }
-        out.println("(forward echo calls of " + ARGS + " B arguments, 4 KiB inline, credits 64 forward / 8 backward)");
+        out.println("(forward echo calls of " + ARGS + " B arguments, 4 KiB inline, credits 64 forward / 8 backward;"
+                + " bytes/call: heap allocated by the whole JVM, both endpoints, per completed call)");
     }
 
     static Row measure(InetAddress ip, boolean busyPoll, int spinMicros, String mode, int window, boolean backward,
@@ -135,9 +142,11 @@ public final class Throughput {
             keepFull(window, nanos / 2, xid -> client.call(call(xid, 0x20000099)), new LongAdder(), failed,
                     firstFailure);
             long before = back.sum();
+            long bytes0 = allocated();
             long start = System.nanoTime();
             keepFull(window, nanos, xid -> client.call(call(xid, 0x20000099)), forward, failed, firstFailure);
             long stop = System.nanoTime();
+            long bytes = allocated() - bytes0;
             long backwardDone = back.sum() - before;
             if (backwardCaller != null) {
                 backwardCaller.join(TimeUnit.NANOSECONDS.toMillis(nanos) * 2 + 30_000);
@@ -146,8 +155,9 @@ public final class Throughput {
                 System.out.println("[throughput] first failure: " + firstFailure.get());
             }
             double s = (stop - start) / 1e9;
+            long calls = forward.sum() + backwardDone;
             return new Row(mode, window, backward, forward.sum() / s, backwardDone / s,
-                    failed.sum());
+                    failed.sum(), calls == 0 ? 0 : (double) bytes / calls);
         }
     }
 

@@ -19,6 +19,8 @@ public final class CompletionQueue extends Resource {
     private final Device device;
     private final CompletionChannel channel;
     private final MemorySegment cq;
+    /** The provider's poll_cq, looked up once (each lookup allocates under C1). */
+    private final MemorySegment pollFn;
     private final int capacity;
 
     CompletionQueue(Device device, int capacity, CompletionChannel channel) {
@@ -27,6 +29,7 @@ public final class CompletionQueue extends Resource {
         this.cq = Native.callPointer("ibv_create_cq", CREATE, ibv_cq.layout().byteSize(), device.handle(), capacity,
                 MemorySegment.NULL, channel == null ? MemorySegment.NULL : channel.handle(), 0);
         this.capacity = ibv_cq.cqe(cq);
+        this.pollFn = VerbsInline.pollCqFunction(cq);
         if (channel != null) {
             channel.register(this);
         }
@@ -60,7 +63,7 @@ public final class CompletionQueue extends Resource {
      */
     public int poll(WorkCompletions out) {
         checkOpen();
-        return NativeErrors.checkPoll("ibv_poll_cq", VerbsInline.ibvPollCq(cq, out.capacity(), out.segment()));
+        return NativeErrors.checkPoll("ibv_poll_cq", VerbsInline.ibvPollCq(pollFn, cq, out.capacity(), out.segment()));
     }
 
     /**

@@ -22,6 +22,9 @@ public final class QueuePair extends Resource {
     private final CompletionQueue recvCq;
     private final SharedReceiveQueue srq;
     private final MemorySegment qp;
+    /** The provider's post_send / post_recv, looked up once (each lookup allocates under C1). */
+    private final MemorySegment postSendFn;
+    private final MemorySegment postRecvFn;
     private final int qpNum;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment badSend;
@@ -36,6 +39,8 @@ public final class QueuePair extends Resource {
         this.srq = srq;
         this.qp = qp.reinterpret(ibv_qp.layout().byteSize());
         this.qpNum = ibv_qp.qp_num(this.qp);
+        this.postSendFn = VerbsInline.postSendFunction(this.qp);
+        this.postRecvFn = VerbsInline.postRecvFunction(this.qp);
         this.badSend = arena.allocate(ValueLayout.ADDRESS);
         this.badRecv = arena.allocate(ValueLayout.ADDRESS);
         opened();
@@ -78,7 +83,7 @@ public final class QueuePair extends Resource {
         if (batch.size() == 0) {
             return;
         }
-        int rc = VerbsInline.ibvPostSend(qp, batch.first(), badSend);
+        int rc = VerbsInline.ibvPostSend(postSendFn, qp, batch.first(), badSend);
         if (rc != 0) {
             int bad = batch.indexOf(badSend.get(ValueLayout.JAVA_LONG, 0));
             batch.posted(Math.max(bad, 0));
@@ -93,7 +98,7 @@ public final class QueuePair extends Resource {
         if (batch.size() == 0) {
             return;
         }
-        int rc = VerbsInline.ibvPostRecv(qp, batch.first(), badRecv);
+        int rc = VerbsInline.ibvPostRecv(postRecvFn, qp, batch.first(), badRecv);
         if (rc != 0) {
             throw new PostException("ibv_post_recv", rc, -1);
         }
