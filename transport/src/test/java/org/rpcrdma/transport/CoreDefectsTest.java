@@ -243,6 +243,18 @@ class CoreDefectsTest {
 
     // ---------------------------------------------------------------- defect 1
 
+    /** A server handler that echoes, or holds calls in {@code held} while {@code hold} is not 0. */
+    static CallHandler echoOrHold(AtomicInteger hold, ConcurrentLinkedQueue<IncomingCall> held) {
+        CallHandler echo = echo();
+        return c -> {
+            if (hold.get() != 0) {
+                held.add(c);
+            } else {
+                echo.handle(c);
+            }
+        };
+    }
+
     /**
      * Abandoned calls (cancelled, or timed out by orTimeout) answered late must not leak
      * the late reply's receive buffer: after 30 of them a fresh call still completes and
@@ -254,13 +266,7 @@ class CoreDefectsTest {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             AtomicInteger hold = new AtomicInteger(0);
             CallHandler echo = echo();
-            p.server.handler(c -> {
-                if (hold.get() != 0) {
-                    held.add(c);
-                } else {
-                    echo.handle(c);
-                }
-            });
+            p.server.handler(echoOrHold(hold, held));
             results(p.client.call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS)); // window 4
             hold.set(1);
             int rounds = 30;
@@ -299,13 +305,7 @@ class CoreDefectsTest {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             AtomicInteger hold = new AtomicInteger(0);
             CallHandler echo = echo();
-            p.server.handler(c -> {
-                if (hold.get() != 0) {
-                    held.add(c);
-                } else {
-                    echo.handle(c);
-                }
-            });
+            p.server.handler(echoOrHold(hold, held));
             results(p.client.call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS)); // window 4
             hold.set(1);
             List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
