@@ -56,7 +56,15 @@ public final class Connection implements AutoCloseable {
 
     /** Immutable per-connection parameters, fixed after private-data negotiation. */
     record Params(boolean client, int sendInline, int receiveInline, int ownCallCredits, int grantToPeer,
-            boolean remoteInvalidation, int signalEvery, long callTimeoutMillis) {
+            boolean remoteInvalidation, int signalEvery, long callTimeoutMillis, int maxChunkBytes,
+            int maxChunkSegments) {
+        /** With the default chunk limits. */
+        Params(boolean client, int sendInline, int receiveInline, int ownCallCredits, int grantToPeer,
+                boolean remoteInvalidation, int signalEvery, long callTimeoutMillis) {
+            this(client, sendInline, receiveInline, ownCallCredits, grantToPeer, remoteInvalidation, signalEvery,
+                    callTimeoutMillis, RpcRdmaOptions.DEFAULT_MAX_CHUNK_BYTES, RpcRdmaOptions.DEFAULT_MAX_CHUNK_SEGMENTS);
+        }
+
         Params {
             if (sendInline < RpcRdma.INLINE_MSG_HEADER_BYTES + 8 || receiveInline < RpcRdma.INLINE_MSG_HEADER_BYTES + 8) {
                 throw new IllegalArgumentException("inline thresholds too small");
@@ -75,6 +83,7 @@ public final class Connection implements AutoCloseable {
     private final Link link;
     private final ReceiveQueue receives;
     private final SendQueue sends;
+    private final RdmaQueue rdma;
     private final Requester requester;
     private final Responder responder;
     private final Unmarshal unmarshal;
@@ -107,7 +116,11 @@ public final class Connection implements AutoCloseable {
         this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(),
                 params.grantToPeer(), receives, sends, stats,
                 () -> lost(new RpcRdmaException("every credit is held by an abandoned call: the peer is not answering")));
-        this.responder = new Responder(this, params.client(), params.grantToPeer(), params.sendInline(), sends, stats);
+        this.rdma = new RdmaQueue(link, stats);
+        this.responder = new Responder(this, params.client(), params.grantToPeer(), params.sendInline(), sends, stats,
+                new ReplyWriter(link, rdma, sends, params.sendInline(), params.maxChunkBytes(), stats),
+                new ReadChunkPuller(link, rdma), params.maxChunkBytes(), params.maxChunkSegments(),
+                link.rdmaDepth() > 0);
         this.unmarshal = new Unmarshal(this, RpcRdmaHeader.forInlineThreshold(params.receiveInline()), requester,
                 responder, stats);
         Events.state(name, "OPEN", "inline " + params.sendInline() + "/" + params.receiveInline());
@@ -315,6 +328,32 @@ public final class Connection implements AutoCloseable {
         return call(rpcCall, params.callTimeoutMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * {@link #call(MemorySegment)} allowing a reply of up to {@code maxReplyBytes}: when that
+     * does not fit the receive inline threshold, the call offers a Reply chunk that large
+     * (RFC 8166 §3.5.4). A call too large for the send inline threshold always goes as a
+     * long call (RDMA_NOMSG, Position-Zero Read chunk) on a client; a server's backward
+     * calls must fit inline.
+     */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, int maxReplyBytes) {
+        if (maxReplyBytes < 0 || maxReplyBytes > params.maxChunkBytes()) {
+            throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " is not in [0, "
+                    + params.maxChunkBytes() + "] (maxChunkBytes)");
+        }
+        if (!params.client() && !backchannelReady) {
+            throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
+                    + " backward call not sent");
+        }
+        OutgoingCall c = newCall(rpcCall, false);
+        if (c.isDone()) {
+            return c;
+        }
+        c.maxReplyBytes(maxReplyBytes);
+        c.deadline(name, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()), false);
+        submit(c);
+        return c;
+    }
+
     /** {@link #call(MemorySegment)} with its own timeout ({@code 0}: none). */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit) {
         return call(rpcCall, unit.toNanos(timeout), false);
@@ -369,12 +408,9 @@ public final class Connection implements AutoCloseable {
     }
 
     private void submit(OutgoingCall c) {
-        if (!Marshal.fitsInline(c.message().byteSize(), params.sendInline())) {
-            // checked here, not at issue: a call parked or handed over meets this
-            // connection's negotiated threshold only now
-            c.fail(new RpcRdmaException(name + ": call of " + c.message().byteSize() + " bytes exceeds the "
-                    + Marshal.inlineLimit(params.sendInline()) + " bytes that fit the send inline threshold "
-                    + params.sendInline() + " (chunks not supported yet)"));
+        // Checked here, not at issue: a call parked or handed over meets this connection's
+        // negotiated thresholds only now.
+        if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline()) && !prepareChunks(c)) {
             return;
         }
         boolean taken;
@@ -388,6 +424,33 @@ public final class Connection implements AutoCloseable {
             notSent(List.of(c));
         }
         settle();
+    }
+
+    /**
+     * Exposes what a call needs chunks for on this connection; false (the call failed) if
+     * it cannot have them: a backward call (RFC 8167 §5.3 allows chunks there, but Linux
+     * drops such calls and we never send them), a link without chunk memory, or a message
+     * over {@code maxChunkBytes}.
+     */
+    private boolean prepareChunks(OutgoingCall c) {
+        long size = Math.max(c.message().byteSize(), c.maxReplyBytes());
+        String why = !params.client() ? "backward calls are sent inline only"
+                : !link.exposesMemory() ? "this connection has no chunk memory"
+                : size > params.maxChunkBytes() ? "over the " + params.maxChunkBytes() + "-byte chunk limit (maxChunkBytes)"
+                : null;
+        if (why == null) {
+            try {
+                c.exposure(ChunkMarshal.prepare(link, c, params.sendInline(), params.receiveInline(),
+                        params.ownCallCredits()));
+                return true;
+            } catch (RuntimeException e) {
+                why = e.getMessage();
+            }
+        }
+        c.fail(new RpcRdmaException(name + ": call of " + c.message().byteSize() + " bytes (reply up to "
+                + c.maxReplyBytes() + ") needs chunks beyond the " + Marshal.inlineLimit(params.sendInline()) + "/"
+                + Marshal.inlineLimit(params.receiveInline()) + " bytes that fit the inline thresholds, and " + why));
+        return false;
     }
 
     /** Calls that cannot go out here: to the owner unless the user closed us, else failed. */
@@ -488,6 +551,19 @@ public final class Connection implements AutoCloseable {
         settle();
     }
 
+    /** A signalled RDMA Read or Write completed (the link's token). */
+    void onRdmaCompleted(int token) {
+        if (state == State.LOST) {
+            return;
+        }
+        try {
+            rdma.completed(token);
+        } catch (RuntimeException e) {
+            sends.noteFailure(e);
+        }
+        settle();
+    }
+
     /** A posted receive came back flushed (QP in error): the connection is gone. */
     void onReceiveFlushed(int slot) {
         if (state != State.LOST) {
@@ -553,6 +629,7 @@ public final class Connection implements AutoCloseable {
         // the loss, so what a failed call observes is the final state.
         receives.shutdown();
         sends.shutdown();
+        rdma.shutdown();
         Requester.Taken t = requester.takeAll();
         synchronized (drained) {
             drained.notifyAll();

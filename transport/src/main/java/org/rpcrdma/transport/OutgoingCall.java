@@ -39,6 +39,10 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
     private long deadline;
     private long timeoutMillis;
     private volatile ScheduledFuture<?> timer;
+    /** The largest reply the caller allows (0: what fits inline); set once, before the call is submitted. */
+    private int maxReplyBytes;
+    /** Memory this call exposes on its current connection, or null (an inline call). */
+    private volatile CallExposure exposure;
     private final Events.Call event;
 
     OutgoingCall(int xid, MemorySegment message, boolean retry) {
@@ -64,8 +68,40 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
         return message;
     }
 
+    int maxReplyBytes() {
+        return maxReplyBytes;
+    }
+
+    void maxReplyBytes(int n) {
+        this.maxReplyBytes = n;
+    }
+
+    CallExposure exposure() {
+        return exposure;
+    }
+
+    /** The call's exposure on the connection that sends it now (the previous one, if any, released). */
+    void exposure(CallExposure x) {
+        CallExposure old = exposure;
+        exposure = x;
+        if (old != null) {
+            old.release();
+        }
+        if (x != null && isDone()) {
+            x.release(); // completed meanwhile: nothing may stay exposed
+        }
+    }
+
+    private void releaseExposure() {
+        CallExposure x = exposure;
+        if (x != null) {
+            x.release();
+        }
+    }
+
     /** Leaves its connection: the bytes must now survive until a later connection sends them. */
     void detach() {
+        releaseExposure(); // its rkeys belonged to that connection
         owner = null;
         MemorySegment m = message;
         if (m.isNative()) {
@@ -103,6 +139,7 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
 
     /** The transport completes the call with its reply; false if the caller had abandoned it. */
     boolean deliver(ReceivedMessage reply) {
+        releaseExposure(); // ORDER: no rkey of this call outlives it (RFC 8166 §4.4)
         boolean done = super.complete(reply);
         finish(done, "reply");
         return done;
@@ -110,6 +147,7 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
 
     /** The transport fails the call; false if it was already complete. */
     boolean fail(Throwable t) {
+        releaseExposure(); // ORDER: no rkey of this call outlives it (RFC 8166 §4.4)
         boolean done = super.completeExceptionally(t);
         finish(done, t.getClass().getSimpleName());
         return done;
@@ -160,6 +198,7 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
         if (!done) {
             return;
         }
+        releaseExposure(); // a late RDMA Read or Write of the responder now fails
         finish(true, outcome);
         Requester r = owner;
         if (r != null) {

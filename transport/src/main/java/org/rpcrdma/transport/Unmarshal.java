@@ -59,11 +59,19 @@ final class Unmarshal {
                 return dispatchInline(slot, buf, h);
             }
             case RpcRdma.RDMA_NOMSG -> {
-                // No inline RPC header: the direction can't be told, so rdma_credit is not
-                // used (RFC 8167 §4.1). A reply of ours through a Reply chunk we never
-                // offered fails its call; a call (position-zero read chunk) is answered
-                // ERR_CHUNK until chunks exist.
+                // No inline RPC header: the direction can't be told from it, so rdma_credit
+                // is not used (RFC 8167 §4.1). A Position-Zero Read chunk carries a call
+                // (RFC 8166 §3.5.3): the responder's. Otherwise it is a reply through a Reply
+                // chunk: a call of ours that never offered one fails.
                 stats.creditsIgnored.increment();
+                if (h.readList().hasPositionZeroChunk()) {
+                    if (responder.canRespond()) {
+                        return responder.onCall(h, slot, buf);
+                    }
+                } else if (requester.isOutstanding(h.xid())) {
+                    replyThroughChunk(h);
+                    return false;
+                }
                 unexpectedChunks(h.xid(), "RDMA_NOMSG");
                 return false;
             }
@@ -87,7 +95,7 @@ final class Unmarshal {
         if (c == null) {
             return false; // counted as unmatched; dropped (RFC 8167 §2.4.1)
         }
-        if (!h.hasNoChunks()) {
+        if (!h.hasNoChunks() && !inlineReplyChunksOk(c, h)) {
             stats.malformedReplies.increment();
             c.fail(new MalformedReplyException(conn + ": reply to call 0x" + Integer.toHexString(c.xid)
                     + " uses chunks this call never offered", null));
@@ -100,6 +108,58 @@ final class Unmarshal {
             return false;
         }
         return true;
+    }
+
+    /**
+     * An inline reply to a call that offered a Reply chunk may return it unused (the
+     * decoder already refused a used one, RFC 8166 §4.3.3); we offer no write chunks, so
+     * a returned Write list is one we never offered.
+     */
+    private static boolean inlineReplyChunksOk(OutgoingCall c, RpcRdmaHeader h) {
+        CallExposure x = c.exposure();
+        return x != null && x.offersReplyChunk() && h.writeList().isEmpty() && h.readList().isEmpty();
+    }
+
+    /**
+     * RDMA_NOMSG answering a call of ours: the reply is in the Reply chunk we offered,
+     * already written when this Send arrived (RFC 8166 §3.5.4). Its returned lengths are
+     * checked against what we offered before a byte of it is read.
+     */
+    private void replyThroughChunk(RpcRdmaHeader h) {
+        stats.repliesReceived.increment();
+        OutgoingCall c = requester.matched(h.xid(), h.credit());
+        if (c == null) {
+            return;
+        }
+        CallExposure x = c.exposure();
+        long length;
+        try {
+            if (x == null) {
+                throw new IllegalStateException("the reply came through a Reply chunk this call never offered");
+            }
+            length = ChunkMarshal.replyChunkLength(x, h);
+        } catch (IllegalStateException e) {
+            stats.malformedReplies.increment();
+            c.fail(new MalformedReplyException(conn + ": reply to call 0x" + Integer.toHexString(c.xid) + ": "
+                    + e.getMessage(), null));
+            return;
+        }
+        ReceivedMessage m = x.takeReply(length);
+        if (m == null) {
+            stats.lateReplies.increment(); // abandoned meanwhile: its memory is gone already
+            return;
+        }
+        if (!ChunkMarshal.isReplyTo(m.bytes(), c.xid)) {
+            m.release();
+            stats.malformedReplies.increment();
+            c.fail(new MalformedReplyException(conn + ": the Reply chunk of call 0x" + Integer.toHexString(c.xid)
+                    + " does not hold an RPC REPLY with that XID", null));
+            return;
+        }
+        if (!c.deliver(m)) {
+            m.release();
+            stats.lateReplies.increment();
+        }
     }
 
     /**

@@ -7,6 +7,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.StampedLock;
+import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.core.ChunkPool;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.core.WrId;
 import org.rpcrdma.transport.verbs.Access;
@@ -60,6 +62,16 @@ final class VerbsLink implements Link {
     private final MemoryRegion sendMr;
     private final MemoryRegion recvMr;
     private final SendBatch send = new SendBatch(1, 1);
+    /** RDMA Read/Write requests: posted under {@code rdmaLock}, apart from Sends (SendQueue's lock). */
+    private final SendBatch rdma = new SendBatch(1, 1);
+    private final Object rdmaLock = new Object();
+    /** Registered once for the link's life: chunk data is assembled and sent from here (LOCAL_WRITE only). */
+    private final MemoryRegion chunkMr;
+    private final ChunkPool chunkPool;
+    private final int rdmaDepth;
+    /** Buffers registered for themselves (the pool was full), and per-RPC exposures: closed by destroy at the latest. */
+    private final java.util.concurrent.ConcurrentHashMap<MemoryRegion, Arena> ownRegistrations = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.ConcurrentHashMap<Integer, MemoryRegion> exposed = new java.util.concurrent.ConcurrentHashMap<>();
     private final RecvBatch recv;
     private final WorkCompletions wc = new WorkCompletions(POLL_BATCH);
     /** Copies of the last poll's wr_id, status and byte_len; owned by whoever polls (pollLock in busy-poll mode). */
@@ -96,9 +108,16 @@ final class VerbsLink implements Link {
     /** When the poller last dispatched a completion (poller thread only). */
     private long lastCompletion;
 
+    /**
+     * @param chunkMemory bytes of registered chunk memory (0: none, no chunks at all)
+     * @param rdmaDepth   RDMA Reads/Writes outstanding at once (the negotiated initiator
+     *                    depth; 0: this side does none)
+     */
     VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
-            int generation) {
+            int generation, long chunkMemory, int rdmaDepth) {
         this.id = id;
+        this.rdmaDepth = rdmaDepth;
+        this.chunkPool = new ChunkPool(chunkMemory);
         this.generation = generation;
         this.busyPoll = busyPoll;
         this.sendInline = sendInline;
@@ -110,21 +129,27 @@ final class VerbsLink implements Link {
         CompletionQueue q = null;
         QueuePair qp0 = null;
         MemoryRegion s = null;
+        MemoryRegion r = null;
+        MemoryRegion cm = null;
         boolean ok = false;
         try {
             p = dev.allocateProtectionDomain();
             ch = busyPoll ? null : dev.createCompletionChannel();
-            q = dev.createCompletionQueue(sendContexts + receiveBuffers + 8, ch);
+            q = dev.createCompletionQueue(sendContexts + receiveBuffers + rdmaDepth + 8, ch);
             qp0 = id.createQueuePair(p, q, q, null,
-                    new QueuePairCapabilities(sendContexts + 4, receiveBuffers + 4, 1, 1, 0));
+                    new QueuePairCapabilities(sendContexts + rdmaDepth + 4, receiveBuffers + 4, 1, 1, 0));
             s = p.register(arena.allocate((long) sendContexts * sendInline, 4096), Access.LOCAL_WRITE);
-            this.recvMr = p.register(arena.allocate((long) receiveBuffers * recvInline, 4096), Access.LOCAL_WRITE);
+            r = p.register(arena.allocate((long) receiveBuffers * recvInline, 4096), Access.LOCAL_WRITE);
+            if (chunkPool.capacity() > 0) {
+                cm = p.register(arena.allocate(chunkPool.capacity(), 4096), Access.LOCAL_WRITE);
+            }
             ok = true;
         } finally {
             if (!ok) {
-                closeQuietly(qp0, s, q, ch, p);
+                closeQuietly(qp0, cm, r, s, q, ch, p);
                 arena.close();
                 send.close();
+                rdma.close();
                 recv.close();
                 wc.close();
             }
@@ -134,6 +159,8 @@ final class VerbsLink implements Link {
         this.cq = q;
         this.qp = qp0;
         this.sendMr = s;
+        this.recvMr = r;
+        this.chunkMr = cm;
     }
 
     MemorySegment sendMemory() {
@@ -220,6 +247,142 @@ final class VerbsLink implements Link {
                         recvInline);
             }
             qp.postRecv(recv);
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
+    @Override
+    public boolean exposesMemory() {
+        return true;
+    }
+
+    @Override
+    public int rdmaDepth() {
+        return rdmaDepth;
+    }
+
+    /**
+     * A slice of the registered chunk memory, or, when the pool has no room, memory
+     * registered for this buffer alone (counted by the caller through
+     * {@link ChunkBuffer#handle()} being a MemoryRegion); both go back on release.
+     */
+    @Override
+    public ChunkBuffer allocateChunk(long bytes) {
+        if (stopping) {
+            throw refused("chunk allocation");
+        }
+        long off = chunkMr == null ? -1 : chunkPool.allocate(bytes);
+        if (off >= 0) {
+            return new ChunkBuffer(chunkMr.segment().asSlice(off, bytes), chunkMr.lkey(), off,
+                    b -> chunkPool.free((Long) b.handle(), b.byteSize()));
+        }
+        long stamp = gate.readLock();
+        try {
+            if (freed) {
+                throw refused("chunk allocation");
+            }
+            Arena own = Arena.ofShared();
+            MemoryRegion mr;
+            try {
+                mr = pd.register(own.allocate(Math.max(bytes, 1), 4096), Access.LOCAL_WRITE);
+            } catch (RuntimeException e) {
+                own.close();
+                throw e;
+            }
+            ownRegistrations.put(mr, own);
+            return new ChunkBuffer(mr.segment().asSlice(0, bytes), mr.lkey(), mr, b -> closeOwn(mr));
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
+    /** Closes a registration of our own, unless the link is going: destroy closes it then, after the QP. */
+    private void closeOwn(MemoryRegion mr) {
+        if (disconnected) {
+            return;
+        }
+        long stamp = gate.readLock();
+        try {
+            Arena own = freed ? null : ownRegistrations.remove(mr);
+            if (own != null) {
+                mr.close();
+                own.close();
+            }
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
+    @Override
+    public void postRead(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
+        postRdma(false, token, local, localOffset, length, rkey, remoteOffset);
+    }
+
+    @Override
+    public void postWrite(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
+        postRdma(true, token, local, localOffset, length, rkey, remoteOffset);
+    }
+
+    private void postRdma(boolean write, int token, ChunkBuffer local, long localOffset, int length, int rkey,
+            long remoteOffset) {
+        if (stopping) {
+            throw refused(write ? "RDMA Write" : "RDMA Read");
+        }
+        long addr = local.segment().asSlice(localOffset, length).address();
+        long stamp = gate.readLock();
+        try {
+            if (freed) {
+                throw refused(write ? "RDMA Write" : "RDMA Read");
+            }
+            synchronized (rdmaLock) {
+                rdma.clear();
+                if (write) {
+                    rdma.rdmaWrite(WrId.pack(WrId.OP_WRITE, token, generation), local.lkey(), addr, length,
+                            remoteOffset, rkey, SendBatch.SIGNALED);
+                } else {
+                    rdma.rdmaRead(WrId.pack(WrId.OP_READ, token, generation), local.lkey(), addr, length,
+                            remoteOffset, rkey, SendBatch.SIGNALED);
+                }
+                qp.postSend(rdma);
+            }
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
+    /**
+     * Per-RPC registration of {@code local[offset, +length)} with remote access: a fresh
+     * rkey that no other RPC ever had, withdrawn by {@link #invalidate} (ibv_dereg_mr,
+     * synchronous: once it returns the peer can no longer reach the memory, RFC 8166 §4.4).
+     */
+    @Override
+    public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
+        if (stopping) {
+            throw refused("memory exposure");
+        }
+        long stamp = gate.readLock();
+        try {
+            if (freed) {
+                throw refused("memory exposure");
+            }
+            MemoryRegion mr = pd.register(local.segment().asSlice(offset, length),
+                    Access.LOCAL_WRITE | (writable ? Access.REMOTE_WRITE : Access.REMOTE_READ));
+            exposed.put(mr.rkey(), mr);
+            return mr.rkey();
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
+    @Override
+    public void invalidate(int rkey) {
+        long stamp = gate.readLock();
+        try {
+            MemoryRegion mr = exposed.remove(rkey);
+            if (mr != null && !freed) {
+                mr.close();
+            }
         } finally {
             gate.unlockRead(stamp);
         }
@@ -396,8 +559,8 @@ final class VerbsLink implements Link {
                 if (op == WrId.OP_RECV && status == WorkCompletions.FLUSHED) {
                     c.onReceiveFlushed(slot);
                 } else if (status != WorkCompletions.FLUSHED) {
-                    c.onLinkLost(new RpcRdmaException((op == WrId.OP_RECV ? "receive" : "send")
-                            + " completed with " + WorkCompletions.statusString(status)));
+                    c.onLinkLost(new RpcRdmaException(opName(op) + " completed with "
+                            + WorkCompletions.statusString(status)));
                 }
                 continue;
             }
@@ -405,8 +568,19 @@ final class VerbsLink implements Link {
                 c.onReceive(slot, wcByteLen[i]);
             } else if (op == WrId.OP_SEND) {
                 c.onSendCompleted(slot);
+            } else if (op == WrId.OP_READ || op == WrId.OP_WRITE) {
+                c.onRdmaCompleted(slot);
             }
         }
+    }
+
+    private static String opName(int op) {
+        return switch (op) {
+            case WrId.OP_RECV -> "receive";
+            case WrId.OP_READ -> "RDMA Read";
+            case WrId.OP_WRITE -> "RDMA Write";
+            default -> "send";
+        };
     }
 
     /**
@@ -443,9 +617,16 @@ final class VerbsLink implements Link {
             long stamp = gate.writeLock();
             try {
                 freed = true;
-                closeQuietly(qp, cq, channel, sendMr, recvMr, pd);
+                closeQuietly(qp, cq, channel, sendMr, recvMr, chunkMr);
+                closeQuietly(exposed.values().toArray(new AutoCloseable[0]));
+                closeQuietly(ownRegistrations.keySet().toArray(new AutoCloseable[0]));
+                closeQuietly(ownRegistrations.values().toArray(new AutoCloseable[0]));
+                exposed.clear();
+                ownRegistrations.clear();
+                closeQuietly(pd);
                 arena.close();
                 send.close();
+                rdma.close();
                 recv.close();
                 wc.close();
             } finally {
