@@ -234,6 +234,11 @@ public final class Connection implements AutoCloseable {
         return state == State.OPEN;
     }
 
+    /** The link below (for tests that play a late or hostile RDMA operation). */
+    Link link() {
+        return link;
+    }
+
     /** Receive-pool buffer {@code slot} (in-memory links write received bytes here). */
     MemorySegment receiveBuffer(int slot) {
         return receives.buffer(slot);

@@ -166,11 +166,16 @@ public final class RpcRdmaServer implements AutoCloseable {
             int receiveCount = o.receiveBuffers(false);
             // RDMA Read depth (RFC 8166 §3.4: the responder reads the requester's read
             // chunks): no more than the client offered as its responder resources, the
-            // device allows as initiator, and our option. We serve no RDMA Reads of the
-            // client's (it never reads ours): responder resources follow its initiator depth.
+            // device allows as initiator, and our option. rdma_cm hands the passive side the
+            // REQ's values from its own point of view (ib_cm's cm_format_req_event swaps them):
+            // the event's initiator depth is the client's responder resources. We serve no
+            // RDMA Reads of the client's (it never reads ours): our responder resources
+            // follow its initiator depth.
             Device.Limits lim = id.device().queryLimits();
-            int depth = Math.min(ev.responderResources(), Math.min(lim.maxQpInitRdAtom(), o.rdmaDepth()));
-            int responderResources = Math.min(ev.initiatorDepth(), Math.min(lim.maxQpRdAtom(), 255));
+            int depth = Math.min(ev.initiatorDepth(), Math.min(lim.maxQpInitRdAtom(), o.rdmaDepth()));
+            int responderResources = Math.min(ev.responderResources(), Math.min(lim.maxQpRdAtom(), 255));
+            LOG.log(Level.DEBUG, "connect request: RDMA Read depth {0} (client offered {1}), responder resources {2}",
+                    depth, ev.initiatorDepth(), responderResources);
             link = new VerbsLink(id, o.sendContexts(false), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
                     o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth);
             link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
