@@ -341,22 +341,35 @@ public final class Connection implements AutoCloseable {
      * calls must fit inline.
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, int maxReplyBytes) {
+        return call(rpcCall, null, null, maxReplyBytes);
+    }
+
+    /**
+     * A call with direct data placement (RFC 8166 §3.4.5-3.4.6), as NFS READ and WRITE use
+     * it. {@code payload} (may be null) marks the call's DDP-eligible argument: when the call
+     * does not fit inline it travels in a read chunk the server pulls, the rest inline.
+     * {@code receptacle} (may be null) is where a DDP result goes: offered as a write chunk
+     * of its size; the reply's {@link ReceivedMessage#placedBytes()} says how many bytes the
+     * server placed there (checked against what was offered), already copied into it when
+     * the future completes. A reply over the receive inline threshold needs
+     * {@code maxReplyBytes} (a Reply chunk that large is offered).
+     */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, DdpArgument payload, MemorySegment receptacle,
+            int maxReplyBytes) {
         if (maxReplyBytes < 0 || maxReplyBytes > params.maxChunkBytes()) {
             throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " is not in [0, "
                     + params.maxChunkBytes() + "] (maxChunkBytes)");
         }
-        if (!params.client() && !backchannelReady) {
-            throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
-                    + " backward call not sent");
+        if (payload != null && payload.paddedEnd() > rpcCall.byteSize()) {
+            throw new IllegalArgumentException(payload + " with its XDR pad lies beyond the " + rpcCall.byteSize()
+                    + "-byte call");
         }
-        OutgoingCall c = newCall(rpcCall, false);
-        if (c.isDone()) {
-            return c;
+        if (receptacle != null && (receptacle.byteSize() == 0 || receptacle.byteSize() > params.maxChunkBytes())) {
+            throw new IllegalArgumentException("receptacle of " + receptacle.byteSize() + " bytes is not in [1, "
+                    + params.maxChunkBytes() + "] (maxChunkBytes)");
         }
-        c.maxReplyBytes(maxReplyBytes);
-        c.deadline(name, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()), false);
-        submit(c);
-        return c;
+        return call(rpcCall, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()), false, maxReplyBytes, payload,
+                receptacle);
     }
 
     /** {@link #call(MemorySegment)} with its own timeout ({@code 0}: none). */
@@ -369,6 +382,11 @@ public final class Connection implements AutoCloseable {
      * the reply, handed to the owner to send again (same XID) after reconnect.
      */
     CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry) {
+        return call(rpcCall, timeoutNanos, retry, 0, null, null);
+    }
+
+    private CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry,
+            int maxReplyBytes, DdpArgument payload, MemorySegment receptacle) {
         if (!params.client() && !backchannelReady) {
             throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
                     + " backward call not sent");
@@ -377,6 +395,8 @@ public final class Connection implements AutoCloseable {
         if (c.isDone()) {
             return c;
         }
+        c.maxReplyBytes(maxReplyBytes);
+        c.ddp(payload, receptacle);
         c.deadline(name, timeoutNanos, false);
         submit(c);
         return c;
@@ -415,7 +435,8 @@ public final class Connection implements AutoCloseable {
     private void submit(OutgoingCall c) {
         // Checked here, not at issue: a call parked or handed over meets this connection's
         // negotiated thresholds only now.
-        if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline()) && !prepareChunks(c)) {
+        if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline())
+                && !ChunkMarshal.expose(name, params, link, c)) {
             return;
         }
         boolean taken;
@@ -429,33 +450,6 @@ public final class Connection implements AutoCloseable {
             notSent(List.of(c));
         }
         settle();
-    }
-
-    /**
-     * Exposes what a call needs chunks for on this connection; false (the call failed) if
-     * it cannot have them: a backward call (RFC 8167 §5.3 allows chunks there, but Linux
-     * drops such calls and we never send them), a link without chunk memory, or a message
-     * over {@code maxChunkBytes}.
-     */
-    private boolean prepareChunks(OutgoingCall c) {
-        long size = Math.max(c.message().byteSize(), c.maxReplyBytes());
-        String why = !params.client() ? "backward calls are sent inline only"
-                : !link.exposesMemory() ? "this connection has no chunk memory"
-                : size > params.maxChunkBytes() ? "over the " + params.maxChunkBytes() + "-byte chunk limit (maxChunkBytes)"
-                : null;
-        if (why == null) {
-            try {
-                c.exposure(ChunkMarshal.prepare(link, c, params.sendInline(), params.receiveInline(),
-                        params.ownCallCredits()));
-                return true;
-            } catch (RuntimeException e) {
-                why = e.getMessage();
-            }
-        }
-        c.fail(new RpcRdmaException(name + ": call of " + c.message().byteSize() + " bytes (reply up to "
-                + c.maxReplyBytes() + ") needs chunks beyond the " + Marshal.inlineLimit(params.sendInline()) + "/"
-                + Marshal.inlineLimit(params.receiveInline()) + " bytes that fit the inline thresholds, and " + why));
-        return false;
     }
 
     /** Calls that cannot go out here: to the owner unless the user closed us, else failed. */

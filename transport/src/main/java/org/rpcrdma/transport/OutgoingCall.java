@@ -41,6 +41,10 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
     private volatile ScheduledFuture<?> timer;
     /** The largest reply the caller allows (0: what fits inline); set once, before the call is submitted. */
     private int maxReplyBytes;
+    /** The DDP-eligible argument, or null; set once, before the call is submitted. */
+    private DdpArgument ddp;
+    /** Where a DDP result goes, or null; set once, before the call is submitted. */
+    private java.lang.foreign.MemorySegment receptacle;
     /** Memory this call exposes on its current connection, or null (an inline call). */
     private volatile CallExposure exposure;
     private final Events.Call event;
@@ -66,6 +70,19 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
 
     MemorySegment message() {
         return message;
+    }
+
+    DdpArgument ddp() {
+        return ddp;
+    }
+
+    MemorySegment receptacle() {
+        return receptacle;
+    }
+
+    void ddp(DdpArgument d, MemorySegment r) {
+        this.ddp = d;
+        this.receptacle = r;
     }
 
     int maxReplyBytes() {

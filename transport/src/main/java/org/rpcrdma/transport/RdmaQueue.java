@@ -57,6 +57,20 @@ final class RdmaQueue {
         int size() {
             return count;
         }
+
+        /**
+         * One operation per segment of {@code segs[first, first + n)} with a non-zero
+         * length, the local side laid out consecutively from {@code at}.
+         */
+        void addSegments(org.rpcrdma.transport.wire.SegmentList segs, int first, int n, long at) {
+            for (int i = first; i < first + n; i++) {
+                long len = segs.length(i);
+                if (len > 0) {
+                    add(at, (int) len, segs.handle(i), segs.offset(i));
+                    at += len;
+                }
+            }
+        }
     }
 
     private final Link link;

@@ -47,7 +47,7 @@ final class ReadChunkPuller {
         boolean ok = false;
         try {
             if (h.proc() == RpcRdma.RDMA_NOMSG) {
-                addSegments(job, segs, 0, reads.chunkSegmentCount(0), 0);
+                job.addSegments(segs, 0, reads.chunkSegmentCount(0), 0);
             } else {
                 long in = h.messageOffset(); // next inline byte not yet copied
                 long d = 0; // XDR stream position of the next byte of the assembled message
@@ -58,7 +58,7 @@ final class ReadChunkPuller {
                     in += inline;
                     d = pos;
                     long len = reads.chunkLength(c);
-                    addSegments(job, segs, reads.chunkFirstSegment(c), reads.chunkSegmentCount(c), d);
+                    job.addSegments(segs, reads.chunkFirstSegment(c), reads.chunkSegmentCount(c), d);
                     long padded = Xdr.roundUp(len);
                     out.asSlice(d + len, padded - len).fill((byte) 0);
                     d += padded;
@@ -74,16 +74,5 @@ final class ReadChunkPuller {
         job.done = () -> pulled.accept(new ReceivedMessage(out, dst::release));
         job.abandoned = dst::release;
         rdma.submit(job);
-    }
-
-    /** One RDMA Read per segment, landing one after another from {@code at}. */
-    private static void addSegments(RdmaQueue.Job job, SegmentList segs, int first, int n, long at) {
-        for (int i = first; i < first + n; i++) {
-            long len = segs.length(i);
-            if (len > 0) {
-                job.add(at, (int) len, segs.handle(i), segs.offset(i));
-                at += len;
-            }
-        }
     }
 }

@@ -106,10 +106,10 @@ final class ReplyWriter {
         RdmaQueue.Job job = new RdmaQueue.Job(buf, true, returned.segments().count()
                 + (viaReplyChunk ? h.replyChunk().count() : 0));
         if (payload != null) {
-            addSegments(job, returned.segments(), returned.chunkFirstSegment(0), returned.chunkSegmentCount(0), 0);
+            job.addSegments(returned.segments(), returned.chunkFirstSegment(0), returned.chunkSegmentCount(0), 0);
         }
         if (viaReplyChunk) {
-            addSegments(job, h.replyChunk(), 0, h.replyChunk().count(), payloadLength);
+            job.addSegments(h.replyChunk(), 0, h.replyChunk().count(), payloadLength);
             stats.replyChunksUsed.increment();
         }
         MemorySegment inline = viaReplyChunk ? null : mem.asSlice(payloadLength, length);
@@ -118,16 +118,5 @@ final class ReplyWriter {
         job.abandoned = buf::release;
         rdma.submit(job);
         return null;
-    }
-
-    /** One RDMA Write per used segment (lengths already set to what goes there), consecutive from {@code at}. */
-    private static void addSegments(RdmaQueue.Job job, SegmentList segs, int first, int n, long at) {
-        for (int i = first; i < first + n; i++) {
-            long len = segs.length(i);
-            if (len > 0) {
-                job.add(at, (int) len, segs.handle(i), segs.offset(i));
-                at += len;
-            }
-        }
     }
 }

@@ -223,7 +223,7 @@ final class Requester {
                 if (longCall) {
                     stats.longCallsSent.increment();
                 }
-                sends.sendWithHeader(x.header(), longCall ? null : c.message());
+                sends.sendWithHeader(x.header(), x.inline());
             }
             stats.callsSent.increment();
         }

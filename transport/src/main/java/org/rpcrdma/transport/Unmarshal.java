@@ -95,14 +95,28 @@ final class Unmarshal {
         if (c == null) {
             return false; // counted as unmatched; dropped (RFC 8167 §2.4.1)
         }
-        if (!h.hasNoChunks() && !inlineReplyChunksOk(c, h)) {
-            stats.malformedReplies.increment();
-            c.fail(new MalformedReplyException(conn + ": reply to call 0x" + Integer.toHexString(c.xid)
-                    + " uses chunks this call never offered", null));
+        CallExposure x = c.exposure();
+        long placed = -1;
+        if (x != null) {
+            // what the call exposed is withdrawn (and a DDP result copied out) before the caller sees the reply
+            try {
+                placed = ChunkMarshal.placedBytes(x, h);
+            } catch (IllegalStateException e) {
+                malformedReply(c, e.getMessage());
+                return false;
+            }
+            ReceivedMessage done = x.finish(-1, placed);
+            if (done == null) {
+                stats.lateReplies.increment(); // abandoned meanwhile
+                return false;
+            }
+            placed = done.placedBytes();
+        } else if (!h.hasNoChunks()) {
+            malformedReply(c, "the reply uses chunks this call never offered");
             return false;
         }
         ReceivedMessage m = new ReceivedMessage(buf.asSlice(h.messageOffset(), h.messageLength()),
-                () -> conn.releaseReceive(slot));
+                () -> conn.releaseReceive(slot), placed);
         if (!c.deliver(m)) {
             stats.lateReplies.increment(); // abandoned: matched, counted, released at once
             return false;
@@ -110,14 +124,10 @@ final class Unmarshal {
         return true;
     }
 
-    /**
-     * An inline reply to a call that offered a Reply chunk may return it unused (the
-     * decoder already refused a used one, RFC 8166 §4.3.3); we offer no write chunks, so
-     * a returned Write list is one we never offered.
-     */
-    private static boolean inlineReplyChunksOk(OutgoingCall c, RpcRdmaHeader h) {
-        CallExposure x = c.exposure();
-        return x != null && x.offersReplyChunk() && h.writeList().isEmpty() && h.readList().isEmpty();
+    private void malformedReply(OutgoingCall c, String why) {
+        stats.malformedReplies.increment();
+        c.fail(new MalformedReplyException(conn + ": reply to call 0x" + Integer.toHexString(c.xid) + ": " + why,
+                null));
     }
 
     /**
@@ -133,18 +143,18 @@ final class Unmarshal {
         }
         CallExposure x = c.exposure();
         long length;
+        long placed;
         try {
             if (x == null) {
                 throw new IllegalStateException("the reply came through a Reply chunk this call never offered");
             }
             length = ChunkMarshal.replyChunkLength(x, h);
+            placed = ChunkMarshal.placedBytes(x, h);
         } catch (IllegalStateException e) {
-            stats.malformedReplies.increment();
-            c.fail(new MalformedReplyException(conn + ": reply to call 0x" + Integer.toHexString(c.xid) + ": "
-                    + e.getMessage(), null));
+            malformedReply(c, e.getMessage());
             return;
         }
-        ReceivedMessage m = x.takeReply(length);
+        ReceivedMessage m = x.finish(length, placed);
         if (m == null) {
             stats.lateReplies.increment(); // abandoned meanwhile: its memory is gone already
             return;

@@ -36,7 +36,7 @@ import org.rpcrdma.transport.wire.Xdr;
  * with rkey, bounds and invalidation checks, like an RNIC.
  */
 class ChunkTest {
-    private static byte[] pattern(int n, long seed) {
+    static byte[] pattern(int n, long seed) {
         byte[] b = new byte[n];
         new Random(seed).nextBytes(b);
         return b;
@@ -287,6 +287,91 @@ class ChunkTest {
                     0x55}, got, "5 bytes written, no pad");
             assertEquals(2, p.server().stats().repliesSent.sum());
             assertEquals(0, p.server().peerOutstandingCalls());
+        }
+    }
+
+    // ---- DDP from the requester's side: a WRITE payload and a READ receptacle ----
+
+    /** Serves "WRITE" calls (program 2): the payload after a length word at 40, echoed as a DDP result if it can be. */
+    static CallHandler ddpEcho() {
+        return call -> {
+            MemorySegment in = call.message().bytes();
+            int len = Xdr.getInt(in, 40);
+            MemorySegment data = in.asSlice(44, len);
+            MemorySegment r = MemorySegment.ofArray(new byte[24 + 4 + (call.writeChunkCount() > 0 ? 0
+                    : Xdr.roundUp(len))]);
+            int[] w = {call.xid(), OncRpc.REPLY, OncRpc.MSG_ACCEPTED, OncRpc.AUTH_NONE, 0, OncRpc.SUCCESS, len};
+            for (int i = 0; i < w.length; i++) {
+                Xdr.putInt(r, i * 4L, w[i]);
+            }
+            if (call.writeChunkCount() > 0) {
+                call.reply(r, data); // the opaque's data goes to the write chunk, its length word stays
+            } else {
+                MemorySegment.copy(data, 0, r, 28, len);
+                call.reply(r);
+            }
+        };
+    }
+
+    /** A call whose arguments are an opaque of {@code data} followed by 8 bytes of trailer. */
+    static MemorySegment writeCall(int xid, byte[] data) {
+        byte[] args = new byte[4 + Xdr.roundUp(data.length) + 8];
+        MemorySegment a = MemorySegment.ofArray(args);
+        Xdr.putInt(a, 0, data.length);
+        MemorySegment.copy(MemorySegment.ofArray(data), 0, a, 4, data.length);
+        Xdr.putLong(a, 4 + Xdr.roundUp(data.length), 0x0102030405060708L);
+        return callMsg(xid, 2, args);
+    }
+
+    @Test
+    void aWritePayloadTravelsAsAReadChunkAndAReadResultLandsInTheReceptacle() {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), ddpEcho())) {
+            byte[] data = pattern(10_001, 5); // unaligned: 3 bytes of pad not sent
+            MemorySegment call = writeCall(0xc0, data);
+            MemorySegment receptacle = MemorySegment.ofArray(new byte[16_384]);
+            ReceivedMessage m = p.client().call(call, new DdpArgument(44, data.length), receptacle, 0).join();
+            assertEquals(data.length, m.placedBytes());
+            assertArrayEquals(data, receptacle.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
+            assertEquals(0, receptacle.get(ValueLayout.JAVA_BYTE, data.length), "no pad written");
+            assertEquals(28, m.bytes().byteSize(), "the reduced reply: the opaque's length word, no data");
+            assertEquals(data.length, Xdr.getInt(m.bytes(), 24));
+            m.release();
+            assertEquals(0, p.client().stats().longCallsSent.sum(), "RDMA_MSG with a DDP read chunk, not a long call");
+            assertEquals(1, p.server().stats().rdmaReads.sum());
+            assertEquals(0, p.exposedCount());
+        }
+    }
+
+    @Test
+    void aReceptacleTheServerDoesNotUseReportsZeroPlaced() {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), echo())) {
+            MemorySegment receptacle = MemorySegment.ofArray(new byte[64]);
+            ReceivedMessage m = p.client().call(callMsg(0xc1, 1, new byte[] {1, 2, 3, 4}), null, receptacle, 0)
+                    .join();
+            assertEquals(0, m.placedBytes());
+            assertArrayEquals(new byte[] {1, 2, 3, 4}, results(m));
+            m.release();
+        }
+    }
+
+    @Test
+    void aWriteChunkClaimingMoreThanOfferedFailsTheCall() {
+        List<IncomingCall> held = new ArrayList<>();
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), held::add)) {
+            MemorySegment receptacle = MemorySegment.ofArray(new byte[64]);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xc2, 1, new byte[0]), null, receptacle, 0);
+            RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+            RpcRdmaHeader h = header(0xc2, RpcRdma.RDMA_MSG);
+            h.writeList().beginChunk();
+            h.writeList().addSegment(offered.writeList().handle(0, 0), 65, offered.writeList().offset(0, 0));
+            MemorySegment r = MemorySegment.ofArray(new byte[24]);
+            Xdr.putInt(r, 0, 0xc2);
+            Xdr.putInt(r, 4, OncRpc.REPLY);
+            p.server().postRaw(raw(h, r));
+            CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(CompletionException.class, f::join);
+            assertInstanceOf(MalformedReplyException.class, e.getCause());
+            assertTrue(e.getCause().getMessage().contains("claims 65 bytes"), e.getCause().getMessage());
+            assertEquals(0, p.exposedCount());
         }
     }
 

@@ -129,6 +129,21 @@ class ChunkVerbsTest {
         assertTrue(client.connection().isOpen());
     }
 
+    @Test
+    void aDdpWritePayloadAndReadReceptacle() throws Exception {
+        start(EndpointVerbsTest.OPTS.withInlineThreshold(1024), ChunkTest.ddpEcho());
+        for (int size : new int[] {1, 1023, 65_537, 1 << 20}) {
+            byte[] data = ChunkTest.pattern(size, size);
+            MemorySegment receptacle = MemorySegment.ofArray(new byte[size + 3]);
+            ReceivedMessage m = client.connection().call(ChunkTest.writeCall(size, data),
+                    new DdpArgument(44, size), receptacle, 0).get(60, TimeUnit.SECONDS);
+            assertEquals(size, m.placedBytes());
+            assertArrayEquals(data, receptacle.asSlice(0, size).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            m.release();
+        }
+        assertEquals(0, client.connection().stats().longCallsSent.sum(), "payloads went as DDP read chunks");
+    }
+
     /** A late RDMA op by the server with the rkey of a call that completed: a remote access error. */
     private void lateOpFails(boolean write) throws Exception {
         start(EndpointVerbsTest.OPTS.withInlineThreshold(1024).withReconnectAttempts(0), echo());
