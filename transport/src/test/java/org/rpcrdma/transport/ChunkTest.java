@@ -64,6 +64,42 @@ class ChunkTest {
     }
 
     @Test
+    void readsAndWritesBeyondTheDepthWaitTheirTurn() {
+        RpcRdmaOptions o = RAW.withInlineThreshold(1024).withRdmaDepth(1);
+        Recorder rec = new Recorder();
+        try (InMemoryPair p = InMemoryPair.open(o, rec); Arena a = Arena.ofConfined()) {
+            // one call in 8 segments of a Position-Zero Read chunk: one RDMA Read at a time
+            MemorySegment call = callMsg(0x53, 1, pattern(8000, 8));
+            MemorySegment mem = a.allocate(call.byteSize());
+            mem.copyFrom(call);
+            int rkey = p.exposeOnClient(mem, false);
+            RpcRdmaHeader h = header(0x53, RpcRdma.RDMA_NOMSG);
+            long per = call.byteSize() / 8;
+            for (int i = 0; i < 8; i++) {
+                long len = i == 7 ? call.byteSize() - 7 * per : per;
+                h.readList().add(0, rkey, len, mem.address() + i * per);
+            }
+            p.client().postRaw(raw(h, null));
+            assertEquals(1, rec.seen.size());
+            assertArrayEquals(call.toArray(ValueLayout.JAVA_BYTE), rec.seen.get(0));
+            assertEquals(8, p.server().stats().rdmaReads.sum());
+            assertTrue(p.server().stats().rdmaDepthWaits.sum() == 0, "one job: its operations wait inside it");
+        }
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024).withRdmaDepth(1),
+                echo())) {
+            List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                fs.add(p.client().call(callMsg(0x54 + i, 1, pattern(3000 + i, i)), 4096));
+            }
+            for (int i = 0; i < 4; i++) {
+                ReceivedMessage m = fs.get(i).join();
+                assertArrayEquals(pattern(3000 + i, i), results(m));
+                m.release();
+            }
+        }
+    }
+
+    @Test
     void aReplyChunkOfferedButNotNeededLeavesTheReplyInline() {
         // The Linux NFSv4.1 client's EXCHANGE_ID: it offers a Reply chunk although the reply fits.
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), echo())) {
