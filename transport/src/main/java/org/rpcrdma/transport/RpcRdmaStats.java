@@ -48,6 +48,12 @@ public final class RpcRdmaStats {
     public final LongAdder receiveBatches = new LongAdder();
     public final LongAdder connectionsLost = new LongAdder();
     public final LongAdder sendsSignalled = new LongAdder();
+    /** Completion-channel events taken (event mode): each is one thread woken by the device. */
+    public final LongAdder channelWakeups = new LongAdder();
+    /** Blocking calls whose reply the caller's own thread took off the completion queue (no hand-off). */
+    public final LongAdder repliesTakenByCaller = new LongAdder();
+    /** Blocking calls whose reply another thread delivered (one hand-off to the caller). */
+    public final LongAdder repliesHandedOff = new LongAdder();
 
     /** Name → value snapshot, for logs and tools. */
     public Map<String, Long> snapshot() {

@@ -30,7 +30,9 @@ import org.rpcrdma.transport.verbs.WorkCompletions;
  * disconnect, stop the poller, QP, CQ, channel, MRs, PD (the id is the endpoint's).
  *
  * <p>Threading: posts come from any thread (callers, handlers, the poller); completions are
- * polled by one thread at a time. Everything that touches native memory (posts, CQ polls,
+ * polled by one thread at a time, the holder of the poll role ({@code pollLock}): the
+ * poller thread, or a caller waiting in callAndWait for its reply (it then sleeps on the
+ * completion channel itself in event mode, so no thread hands the reply over). Everything that touches native memory (posts, CQ polls,
  * the channel wait) holds the read side of {@code gate}; {@link #destroy} frees under its
  * write side, so nothing native is used after free however late a thread comes, and a post
  * after destroy gets {@link LinkClosedException}. Completions are copied out of the native
@@ -50,6 +52,13 @@ final class VerbsLink implements Link {
     private static final long POLLER_JOIN_MILLIS = 2000;
     /** Longest event-mode wait on the channel, under the gate: destroy may wait this long for it. */
     private static final long AWAIT_MILLIS = 100;
+    /**
+     * Event mode: how long the poller keeps off the CQ after a caller gave up the poll role
+     * with nothing else outstanding. A caller's next call within this time leads again; a
+     * message nobody waits for (a backward call, an async call made meanwhile) waits at most
+     * this long for the poller.
+     */
+    static final long LINGER_NANOS = 1_000_000;
 
     private final CmId id;
     private final ProtectionDomain pd;
@@ -72,11 +81,21 @@ final class VerbsLink implements Link {
     private final int recvInline;
     private volatile Connection conn;
     /**
-     * Busy-poll mode: whoever holds this polls the CQ and dispatches, the poller thread or a
-     * caller blocked in callAndWait (so Connection still sees one completion thread at a time).
+     * The poll role: whoever holds this polls the CQ (and in event mode arms it and waits on
+     * the channel) and dispatches: the poller thread or a caller blocked in callAndWait
+     * (so Connection still sees one completion thread at a time).
      */
     private final ReentrantLock pollLock = new ReentrantLock();
     private final AtomicInteger callersPolling = new AtomicInteger();
+    /**
+     * Event mode: threads inside callAndWait, counted from before their Send is posted (a
+     * Send under Soft-RoCE takes long enough for the poller to grab the channel meanwhile).
+     * While there are any, the poller thread keeps off the CQ: those callers take their own
+     * replies from the channel, one wake-up per side per call and no hand-off (issue 11).
+     */
+    private final AtomicInteger blockingCallers = new AtomicInteger();
+    /** Event mode: when the last blocking caller left (System.nanoTime); see {@link #LINGER_NANOS}. */
+    private volatile long callerLeftAt = Long.MIN_VALUE / 2;
     /**
      * Read side: any use of native memory (post, poll, arm, channel wait); never held while
      * calling out to the Connection. Write side: destroy, while it frees.
@@ -263,16 +282,27 @@ final class VerbsLink implements Link {
                     }
                     continue;
                 }
-                // Adaptive: for spinNanos after the last completion, poll without arming
-                // (the next message of a conversation is usually that close, and a wake-up
-                // from the channel costs more than the spin); then arm and sleep.
-                boolean spin = spinNanos > 0 && System.nanoTime() - lastCompletion < spinNanos;
-                int n = spin ? pollOnly() : pollOrWait();
-                if (n > 0) {
-                    dispatch(n); // gate released: handlers may post or block
-                    lastCompletion = System.nanoTime();
-                } else if (spin) {
-                    Thread.onSpinWait();
+                if (keepOffForCaller()) {
+                    continue;
+                }
+                if (!pollLock.tryLock()) {
+                    LockSupport.parkNanos(LINGER_NANOS); // a caller leads
+                    continue;
+                }
+                try {
+                    // Adaptive: for spinNanos after the last completion, poll without arming
+                    // (the next message of a conversation is usually that close, and a wake-up
+                    // from the channel costs more than the spin); then arm and sleep.
+                    boolean spin = spinNanos > 0 && System.nanoTime() - lastCompletion < spinNanos;
+                    int n = spin ? pollOnly() : pollOrWait(AWAIT_MILLIS);
+                    if (n > 0) {
+                        dispatch(n); // gate released: handlers may post or block
+                        lastCompletion = System.nanoTime();
+                    } else if (spin) {
+                        Thread.onSpinWait();
+                    }
+                } finally {
+                    pollLock.unlock();
                 }
             }
         } catch (RuntimeException e) {
@@ -283,10 +313,49 @@ final class VerbsLink implements Link {
         }
     }
 
+    /**
+     * Event mode, poller thread: parks (true) while blocking callers drive the CQ, or for
+     * what is left of {@link #LINGER_NANOS} after the last one left if none of our calls is
+     * outstanding (an async call's reply needs the poller at once).
+     */
+    private boolean keepOffForCaller() {
+        long park;
+        if (blockingCallers.get() > 0) {
+            park = LINGER_NANOS;
+        } else {
+            park = LINGER_NANOS - (System.nanoTime() - callerLeftAt);
+            if (park <= 0 || conn.outstandingCalls() > 0) {
+                return false;
+            }
+        }
+        LockSupport.parkNanos(park);
+        return true;
+    }
+
+    @Override
+    public void blockingCallStarts() {
+        if (!busyPoll) {
+            blockingCallers.incrementAndGet();
+        }
+    }
+
+    @Override
+    public void blockingCallEnds() {
+        if (!busyPoll) {
+            callerLeftAt = System.nanoTime();
+            if (blockingCallers.decrementAndGet() == 0 && conn.outstandingCalls() > 0) {
+                LockSupport.unpark(poller); // replies that async callers wait for: no lingering
+            }
+        }
+    }
+
     @Override
     public boolean pollOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
-        if (!busyPoll || pollLock.isHeldByCurrentThread()) {
-            return false; // event mode, or called from a handler that is itself dispatching
+        if (pollLock.isHeldByCurrentThread()) {
+            return false; // called from a handler that is itself dispatching
+        }
+        if (!busyPoll) {
+            return leadOnCaller(done, deadlineNanos);
         }
         callersPolling.incrementAndGet();
         try {
@@ -307,13 +376,56 @@ final class VerbsLink implements Link {
     }
 
     /**
-     * Event mode, poller thread: polls; if the CQ is empty, arms it, polls again (closing
-     * the race with a completion that arrived between the empty poll and the arm) and waits
-     * on the channel up to {@link #AWAIT_MILLIS}. All under the gate's read side, so destroy
-     * frees the CQ and channel only after this returns.
-     *
-     * @return completions copied out (0: none, or destroy has begun)
+     * Event mode, a caller in callAndWait (between {@link #blockingCallStarts} and
+     * {@link #blockingCallEnds}): takes the poll role and waits on the channel itself until
+     * its reply was dispatched, so the thread the device wakes is the one that wanted the
+     * reply (perftest's {@code -e} shape). Completions for others are dispatched on the way.
+     * When the role is held (the poller was already waiting on the channel, or another
+     * caller leads) it queues for the role; a leader that dispatched something while
+     * others queue passes the role on, so a caller whose reply it dispatched returns at
+     * once (one hand-off, as with a poller) and the next one leads.
      */
+    private boolean leadOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
+        try {
+            while (!done.getAsBoolean() && !stopping) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0 || !pollLock.tryLock(left, java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                    break;
+                }
+                try {
+                    leadOnce(done, deadlineNanos);
+                } finally {
+                    pollLock.unlock();
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the caller's future.get sees it and abandons the call
+        }
+        return true;
+    }
+
+    /** Holding the role: polls, waits and dispatches until done, the deadline, or others queue after a dispatch. */
+    private void leadOnce(java.util.function.BooleanSupplier done, long deadlineNanos) {
+        long spinUntil = System.nanoTime() + spinNanos;
+        while (!done.getAsBoolean() && !stopping) {
+            long now = System.nanoTime();
+            long left = deadlineNanos - now;
+            if (left <= 0) {
+                return;
+            }
+            boolean spin = now - spinUntil < 0;
+            int n = spin ? pollOnly() : pollOrWait(Math.min(AWAIT_MILLIS, left / 1_000_000L));
+            if (n > 0) {
+                dispatch(n); // gate released; the role kept: Connection sees one completion thread
+                if (pollLock.hasQueuedThreads()) {
+                    return; // let a queued caller whose reply this was go; requeue behind it
+                }
+            } else if (spin) {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
     /** Event mode, spinning: one poll under the gate, no arming. */
     private int pollOnly() {
         long stamp = gate.readLock();
@@ -324,7 +436,15 @@ final class VerbsLink implements Link {
         }
     }
 
-    private int pollOrWait() {
+    /**
+     * Event mode, whoever holds the poll role: polls; if the CQ is empty, arms it, polls
+     * again (closing the race with a completion that arrived between the empty poll and the
+     * arm) and waits on the channel up to {@code awaitMillis}. All under the gate's read
+     * side, so destroy frees the CQ and channel only after this returns.
+     *
+     * @return completions copied out (0: none, or destroy has begun)
+     */
+    private int pollOrWait(long awaitMillis) {
         long stamp = gate.readLock();
         try {
             if (freed || stopping) {
@@ -334,8 +454,8 @@ final class VerbsLink implements Link {
             if (n == 0) {
                 cq.requestNotify(false);
                 n = pollAndCopy();
-                if (n == 0) {
-                    channel.await(AWAIT_MILLIS);
+                if (n == 0 && channel.await(awaitMillis) != null) {
+                    conn.stats().channelWakeups.increment();
                 }
             }
             return n;
