@@ -3,9 +3,6 @@ package org.rpcrdma.transport;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.StampedLock;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.core.WrId;
@@ -30,9 +27,8 @@ import org.rpcrdma.transport.verbs.WorkCompletions;
  * disconnect, stop the poller, QP, CQ, channel, MRs, PD (the id is the endpoint's).
  *
  * <p>Threading: posts come from any thread (callers, handlers, the poller); completions are
- * polled by one thread at a time, the holder of the poll role ({@code pollLock}): the
- * poller thread, or a caller waiting in callAndWait for its reply (it then sleeps on the
- * completion channel itself in event mode, so no thread hands the reply over). Everything that touches native memory (posts, CQ polls,
+ * polled by one thread at a time, as {@link CompletionDriver} decides: the poller thread, or
+ * a caller waiting in callAndWait for its reply. Everything that touches native memory (posts, CQ polls,
  * the channel wait) holds the read side of {@code gate}; {@link #destroy} frees under its
  * write side, so nothing native is used after free however late a thread comes, and a post
  * after destroy gets {@link LinkClosedException}. Completions are copied out of the native
@@ -40,7 +36,7 @@ import org.rpcrdma.transport.verbs.WorkCompletions;
  * dispatch runs user code, which may post (a read lock held there would block behind a
  * waiting destroy's write lock) or block for as long as it likes.
  *
- * <p>Somewhat over 400 lines because the posts, the poll loop and destroy share that one
+ * <p>Somewhat over 400 lines because the posts, the polls and destroy share that one
  * gate: kept in one class, the argument that nothing native is used after free can be
  * checked in one place.
  */
@@ -50,15 +46,6 @@ final class VerbsLink implements Link {
     private static final int POLL_BATCH = 32;
     /** How long destroy waits for the poller to stop before freeing past it (the gate keeps that safe). */
     private static final long POLLER_JOIN_MILLIS = 2000;
-    /** Longest event-mode wait on the channel, under the gate: destroy may wait this long for it. */
-    private static final long AWAIT_MILLIS = 100;
-    /**
-     * Event mode: how long the poller keeps off the CQ after a caller gave up the poll role
-     * with nothing else outstanding. A caller's next call within this time leads again; a
-     * message nobody waits for (a backward call, an async call made meanwhile) waits at most
-     * this long for the poller.
-     */
-    static final long LINGER_NANOS = 1_000_000;
 
     private final CmId id;
     private final ProtectionDomain pd;
@@ -71,7 +58,7 @@ final class VerbsLink implements Link {
     private final SendBatch send = new SendBatch(1, 1);
     private final RecvBatch recv;
     private final WorkCompletions wc = new WorkCompletions(POLL_BATCH);
-    /** Copies of the last poll's wr_id, status and byte_len; owned by whoever polls (pollLock in busy-poll mode). */
+    /** Copies of the last poll's wr_id, status and byte_len; owned by whoever holds the driver's poll role. */
     private final long[] wcWrId = new long[POLL_BATCH];
     private final int[] wcStatus = new int[POLL_BATCH];
     private final int[] wcByteLen = new int[POLL_BATCH];
@@ -80,22 +67,8 @@ final class VerbsLink implements Link {
     private final int sendInline;
     private final int recvInline;
     private volatile Connection conn;
-    /**
-     * The poll role: whoever holds this polls the CQ (and in event mode arms it and waits on
-     * the channel) and dispatches: the poller thread or a caller blocked in callAndWait
-     * (so Connection still sees one completion thread at a time).
-     */
-    private final ReentrantLock pollLock = new ReentrantLock();
-    private final AtomicInteger callersPolling = new AtomicInteger();
-    /**
-     * Event mode: threads inside callAndWait, counted from before their Send is posted (a
-     * Send under Soft-RoCE takes long enough for the poller to grab the channel meanwhile).
-     * While there are any, the poller thread keeps off the CQ: those callers take their own
-     * replies from the channel, one wake-up per side per call and no hand-off (issue 11).
-     */
-    private final AtomicInteger blockingCallers = new AtomicInteger();
-    /** Event mode: when the last blocking caller left (System.nanoTime); see {@link #LINGER_NANOS}. */
-    private volatile long callerLeftAt = Long.MIN_VALUE / 2;
+    /** Who polls the CQ and when: the poller thread or a blocking caller (busy, events, adaptive). */
+    private final CompletionDriver driver;
     /**
      * Read side: any use of native memory (post, poll, arm, channel wait); never held while
      * calling out to the Connection. Write side: destroy, while it frees.
@@ -110,10 +83,6 @@ final class VerbsLink implements Link {
     private final Object destroyLock = new Object();
     private boolean destroyed;
     private volatile Thread poller;
-    /** Event mode: how long the poller keeps polling after a completion before it sleeps (0: never). */
-    private volatile long spinNanos;
-    /** When the poller last dispatched a completion (poller thread only). */
-    private long lastCompletion;
 
     VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
             int generation) {
@@ -123,6 +92,7 @@ final class VerbsLink implements Link {
         this.sendInline = sendInline;
         this.recvInline = recvInline;
         this.recv = new RecvBatch(receiveBuffers);
+        this.driver = new CompletionDriver(new DriverAccess(), busyPoll);
         Device dev = id.device();
         ProtectionDomain p = null;
         CompletionChannel ch = null;
@@ -165,7 +135,7 @@ final class VerbsLink implements Link {
 
     /** Event mode: the poller spins this long after each completion before it arms the channel and sleeps. */
     void adaptiveSpin(long nanos) {
-        this.spinNanos = nanos;
+        driver.adaptiveSpin(nanos);
     }
 
     /**
@@ -184,7 +154,7 @@ final class VerbsLink implements Link {
                 gate.unlockRead(stamp);
             }
         }
-        poller = Thread.ofPlatform().daemon().name(threadName).start(this::pollLoop);
+        poller = driver.start(threadName);
     }
 
     // ---- Link: called under Connection's send lock / ReceivePool lock respectively ----
@@ -265,168 +235,55 @@ final class VerbsLink implements Link {
         }
     }
 
-    // ---- the poller (one thread per CQ) ----
-
-    private void pollLoop() {
-        try {
-            while (!stopping) {
-                if (busyPoll) {
-                    // While a caller drives the CQ, stay out of its way (on few cores a
-                    // second spinner steals the CPU the caller and the device need) but
-                    // keep polling now and then: completions for others must not wait.
-                    if (callersPolling.get() > 0) {
-                        LockSupport.parkNanos(100_000);
-                    }
-                    if (!tryPollOnce()) {
-                        Thread.onSpinWait();
-                    }
-                    continue;
-                }
-                if (keepOffForCaller()) {
-                    continue;
-                }
-                if (!pollLock.tryLock()) {
-                    LockSupport.parkNanos(LINGER_NANOS); // a caller leads
-                    continue;
-                }
-                try {
-                    // Adaptive: for spinNanos after the last completion, poll without arming
-                    // (the next message of a conversation is usually that close, and a wake-up
-                    // from the channel costs more than the spin); then arm and sleep.
-                    boolean spin = spinNanos > 0 && System.nanoTime() - lastCompletion < spinNanos;
-                    int n = spin ? pollOnly() : pollOrWait(AWAIT_MILLIS);
-                    if (n > 0) {
-                        dispatch(n); // gate released: handlers may post or block
-                        lastCompletion = System.nanoTime();
-                    } else if (spin) {
-                        Thread.onSpinWait();
-                    }
-                } finally {
-                    pollLock.unlock();
-                }
-            }
-        } catch (RuntimeException e) {
-            if (!stopping) {
-                LOG.log(Level.WARNING, "completion poller failed", e);
-                conn.onLinkLost(e);
-            }
-        }
-    }
-
-    /**
-     * Event mode, poller thread: parks (true) while blocking callers drive the CQ, or for
-     * what is left of {@link #LINGER_NANOS} after the last one left if none of our calls is
-     * outstanding (an async call's reply needs the poller at once).
-     */
-    private boolean keepOffForCaller() {
-        long park;
-        if (blockingCallers.get() > 0) {
-            park = LINGER_NANOS;
-        } else {
-            park = LINGER_NANOS - (System.nanoTime() - callerLeftAt);
-            if (park <= 0 || conn.outstandingCalls() > 0) {
-                return false;
-            }
-        }
-        LockSupport.parkNanos(park);
-        return true;
+    @Override
+    public boolean pollOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
+        return driver.pollOnCaller(done, deadlineNanos);
     }
 
     @Override
     public void blockingCallStarts() {
-        if (!busyPoll) {
-            blockingCallers.incrementAndGet();
-        }
+        driver.blockingCallStarts();
     }
 
     @Override
     public void blockingCallEnds() {
-        if (!busyPoll) {
-            callerLeftAt = System.nanoTime();
-            if (blockingCallers.decrementAndGet() == 0 && conn.outstandingCalls() > 0) {
-                LockSupport.unpark(poller); // replies that async callers wait for: no lingering
-            }
+        driver.blockingCallEnds();
+    }
+
+    /** The CQ as the {@link CompletionDriver} sees it. */
+    private final class DriverAccess implements CompletionDriver.Cq {
+        @Override
+        public int pollOnly() {
+            return VerbsLink.this.pollOnly();
+        }
+
+        @Override
+        public int pollOrWait(long awaitMillis) {
+            return VerbsLink.this.pollOrWait(awaitMillis);
+        }
+
+        @Override
+        public void dispatch(int n) {
+            VerbsLink.this.dispatch(n);
+        }
+
+        @Override
+        public boolean stopping() {
+            return stopping;
+        }
+
+        @Override
+        public int outstandingCalls() {
+            return conn.outstandingCalls();
+        }
+
+        @Override
+        public void failed(RuntimeException e) {
+            conn.onLinkLost(e);
         }
     }
 
-    @Override
-    public boolean pollOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
-        if (pollLock.isHeldByCurrentThread()) {
-            return false; // called from a handler that is itself dispatching
-        }
-        if (!busyPoll) {
-            return leadOnCaller(done, deadlineNanos);
-        }
-        callersPolling.incrementAndGet();
-        try {
-            // The clock is read once every 64 spins: under TCG the guest's clocksource (hpet)
-            // makes System.nanoTime() cost ~1 µs, 23 % of a spinning caller's time.
-            for (int spins = 0; !done.getAsBoolean() && !stopping; spins++) {
-                if ((spins & 63) == 0 && System.nanoTime() - deadlineNanos >= 0) {
-                    break;
-                }
-                if (!tryPollOnce()) {
-                    Thread.onSpinWait();
-                }
-            }
-        } finally {
-            callersPolling.decrementAndGet();
-        }
-        return true;
-    }
-
-    /**
-     * Event mode, a caller in callAndWait (between {@link #blockingCallStarts} and
-     * {@link #blockingCallEnds}): takes the poll role and waits on the channel itself until
-     * its reply was dispatched, so the thread the device wakes is the one that wanted the
-     * reply (perftest's {@code -e} shape). Completions for others are dispatched on the way.
-     * When the role is held (the poller was already waiting on the channel, or another
-     * caller leads) it queues for the role; a leader that dispatched something while
-     * others queue passes the role on, so a caller whose reply it dispatched returns at
-     * once (one hand-off, as with a poller) and the next one leads.
-     */
-    private boolean leadOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
-        try {
-            while (!done.getAsBoolean() && !stopping) {
-                long left = deadlineNanos - System.nanoTime();
-                if (left <= 0 || !pollLock.tryLock(left, java.util.concurrent.TimeUnit.NANOSECONDS)) {
-                    break;
-                }
-                try {
-                    leadOnce(done, deadlineNanos);
-                } finally {
-                    pollLock.unlock();
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the caller's future.get sees it and abandons the call
-        }
-        return true;
-    }
-
-    /** Holding the role: polls, waits and dispatches until done, the deadline, or others queue after a dispatch. */
-    private void leadOnce(java.util.function.BooleanSupplier done, long deadlineNanos) {
-        long spinUntil = System.nanoTime() + spinNanos;
-        while (!done.getAsBoolean() && !stopping) {
-            long now = System.nanoTime();
-            long left = deadlineNanos - now;
-            if (left <= 0) {
-                return;
-            }
-            boolean spin = now - spinUntil < 0;
-            int n = spin ? pollOnly() : pollOrWait(Math.min(AWAIT_MILLIS, left / 1_000_000L));
-            if (n > 0) {
-                dispatch(n); // gate released; the role kept: Connection sees one completion thread
-                if (pollLock.hasQueuedThreads()) {
-                    return; // let a queued caller whose reply this was go; requeue behind it
-                }
-            } else if (spin) {
-                Thread.onSpinWait();
-            }
-        }
-    }
-
-    /** Event mode, spinning: one poll under the gate, no arming. */
+    /** One poll under the gate, no arming. */
     private int pollOnly() {
         long stamp = gate.readLock();
         try {
@@ -461,29 +318,6 @@ final class VerbsLink implements Link {
             return n;
         } finally {
             gate.unlockRead(stamp);
-        }
-    }
-
-    /** Busy-poll mode: polls and dispatches once unless another thread is; true if it handled any. */
-    private boolean tryPollOnce() {
-        if (!pollLock.tryLock()) {
-            return false;
-        }
-        try {
-            int n;
-            long stamp = gate.readLock();
-            try {
-                n = freed || stopping ? 0 : pollAndCopy();
-            } finally {
-                gate.unlockRead(stamp);
-            }
-            if (n > 0) {
-                dispatch(n); // gate released; pollLock kept: Connection sees one completion thread
-                return true;
-            }
-            return false;
-        } finally {
-            pollLock.unlock();
         }
     }
 
@@ -536,7 +370,7 @@ final class VerbsLink implements Link {
      * <p>ORDER: disconnect; set {@code stopping} (the poller and callers stop polling, new
      * posts are refused); wait up to {@link #POLLER_JOIN_MILLIS} for the poller; take the
      * gate's write side, which waits out every post, poll and channel wait in progress (at
-     * most {@link #AWAIT_MILLIS} for a wait); then free QP, CQ, channel, MRs, PD and the
+     * most {@link #CompletionDriver.AWAIT_MILLIS} for a wait); then free QP, CQ, channel, MRs, PD and the
      * native arrays. A poller stuck in a handler past the join is warned about and freed
      * past: it holds no gate there, and finds {@code stopping} when it comes back.
      */
