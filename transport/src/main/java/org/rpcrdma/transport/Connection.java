@@ -470,19 +470,35 @@ public final class Connection implements AutoCloseable {
     }
 
     /**
-     * Blocking form of {@link #call(MemorySegment, long, TimeUnit)}. In busy-poll mode the
-     * calling thread polls the completion queue itself while it waits (no hand-off from the
-     * poller thread). On timeout or interrupt the call is abandoned.
+     * Blocking form of {@link #call(MemorySegment, long, TimeUnit)}. The calling thread
+     * takes its reply off the completion queue itself when it can (no hand-off from the
+     * poller thread): in busy-poll mode it polls; in event mode, unless another thread is
+     * already waiting on the completion channel, it arms the channel and sleeps on it, so
+     * the wake-up the device causes is the caller's own. Completions for other calls, and
+     * the peer's calls (handlers included), may then be dispatched on this thread. On
+     * timeout or interrupt the call is abandoned.
      */
     public ReceivedMessage callAndWait(MemorySegment rpcCall, long timeout, TimeUnit unit)
             throws InterruptedException, TimeoutException {
-        CompletableFuture<ReceivedMessage> f = call(rpcCall, 0, false);
         long deadline = System.nanoTime() + unit.toNanos(timeout);
+        link.blockingCallStarts();
+        try {
+            return awaitReply(call(rpcCall, 0, false), rpcCall, deadline, timeout, unit);
+        } finally {
+            link.blockingCallEnds();
+        }
+    }
+
+    private ReceivedMessage awaitReply(CompletableFuture<ReceivedMessage> f, MemorySegment rpcCall, long deadline,
+            long timeout, TimeUnit unit) throws InterruptedException, TimeoutException {
         try {
             if (!f.isDone()) {
-                link.pollOnCaller(f::isDone, deadline); // false: event mode, the poller thread completes f
+                link.pollOnCaller(f::isDone, deadline); // false: the poller thread completes f
             }
-            return f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            ReceivedMessage reply = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            boolean own = !(f instanceof OutgoingCall c) || c.deliveredBy == Thread.currentThread();
+            (own ? stats.repliesTakenByCaller : stats.repliesHandedOff).increment();
+            return reply;
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RuntimeException r) {
                 throw r;

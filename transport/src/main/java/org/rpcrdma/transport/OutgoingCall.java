@@ -20,6 +20,9 @@ import org.rpcrdma.transport.core.Events;
  * {@link #deliver} and {@link #fail}, which bypass the overrides.
  */
 final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
+    /** The thread that delivered the reply: callAndWait counts whether it was the caller's own (no hand-off). */
+    volatile Thread deliveredBy;
+
     static final int NEW = 0;
     static final int WAITING = 1;
     static final int SENT = 2;
@@ -157,6 +160,7 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
     /** The transport completes the call with its reply; false if the caller had abandoned it. */
     boolean deliver(ReceivedMessage reply) {
         releaseExposure(); // ORDER: no rkey of this call outlives it (RFC 8166 §4.4)
+        deliveredBy = Thread.currentThread();
         boolean done = super.complete(reply);
         finish(done, "reply");
         return done;

@@ -61,10 +61,14 @@ public final class RpcRdmaStats {
     public final LongAdder replyChunksUsed = new LongAdder();
     /** Calls of ours sent as RDMA_NOMSG through a Position-Zero Read chunk. */
     public final LongAdder longCallsSent = new LongAdder();
-    /** Chunk memory that did not fit the link's registered pool, registered for itself. */
-    public final LongAdder chunkMemoryFallbacks = new LongAdder();
     /** RDMA operations that waited for room under the negotiated depth. */
     public final LongAdder rdmaDepthWaits = new LongAdder();
+    /** Completion-channel events taken (event mode): each is one thread woken by the device. */
+    public final LongAdder channelWakeups = new LongAdder();
+    /** Blocking calls whose reply the caller's own thread took off the completion queue (no hand-off). */
+    public final LongAdder repliesTakenByCaller = new LongAdder();
+    /** Blocking calls whose reply another thread delivered (one hand-off to the caller). */
+    public final LongAdder repliesHandedOff = new LongAdder();
 
     /** Name → value snapshot, for logs and tools. */
     public Map<String, Long> snapshot() {

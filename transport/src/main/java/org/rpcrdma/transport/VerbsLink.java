@@ -3,9 +3,6 @@ package org.rpcrdma.transport;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.StampedLock;
 import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.ChunkPool;
@@ -32,7 +29,8 @@ import org.rpcrdma.transport.verbs.WorkCompletions;
  * disconnect, stop the poller, QP, CQ, channel, MRs, PD (the id is the endpoint's).
  *
  * <p>Threading: posts come from any thread (callers, handlers, the poller); completions are
- * polled by one thread at a time. Everything that touches native memory (posts, CQ polls,
+ * polled by one thread at a time, as {@link CompletionDriver} decides: the poller thread, or
+ * a caller waiting in callAndWait for its reply. Everything that touches native memory (posts, CQ polls,
  * the channel wait) holds the read side of {@code gate}; {@link #destroy} frees under its
  * write side, so nothing native is used after free however late a thread comes, and a post
  * after destroy gets {@link LinkClosedException}. Completions are copied out of the native
@@ -40,7 +38,7 @@ import org.rpcrdma.transport.verbs.WorkCompletions;
  * dispatch runs user code, which may post (a read lock held there would block behind a
  * waiting destroy's write lock) or block for as long as it likes.
  *
- * <p>Somewhat over 400 lines because the posts, the poll loop and destroy share that one
+ * <p>Somewhat over 400 lines because the posts, the polls and destroy share that one
  * gate: kept in one class, the argument that nothing native is used after free can be
  * checked in one place.
  */
@@ -50,8 +48,6 @@ final class VerbsLink implements Link {
     private static final int POLL_BATCH = 32;
     /** How long destroy waits for the poller to stop before freeing past it (the gate keeps that safe). */
     private static final long POLLER_JOIN_MILLIS = 2000;
-    /** Longest event-mode wait on the channel, under the gate: destroy may wait this long for it. */
-    private static final long AWAIT_MILLIS = 100;
 
     private final CmId id;
     private final ProtectionDomain pd;
@@ -74,7 +70,7 @@ final class VerbsLink implements Link {
     private final java.util.concurrent.ConcurrentHashMap<Integer, MemoryRegion> exposed = new java.util.concurrent.ConcurrentHashMap<>();
     private final RecvBatch recv;
     private final WorkCompletions wc = new WorkCompletions(POLL_BATCH);
-    /** Copies of the last poll's wr_id, status and byte_len; owned by whoever polls (pollLock in busy-poll mode). */
+    /** Copies of the last poll's wr_id, status and byte_len; owned by whoever holds the driver's poll role. */
     private final long[] wcWrId = new long[POLL_BATCH];
     private final int[] wcStatus = new int[POLL_BATCH];
     private final int[] wcByteLen = new int[POLL_BATCH];
@@ -83,12 +79,8 @@ final class VerbsLink implements Link {
     private final int sendInline;
     private final int recvInline;
     private volatile Connection conn;
-    /**
-     * Busy-poll mode: whoever holds this polls the CQ and dispatches, the poller thread or a
-     * caller blocked in callAndWait (so Connection still sees one completion thread at a time).
-     */
-    private final ReentrantLock pollLock = new ReentrantLock();
-    private final AtomicInteger callersPolling = new AtomicInteger();
+    /** Who polls the CQ and when: the poller thread or a blocking caller (busy, events, adaptive). */
+    private final CompletionDriver driver;
     /**
      * Read side: any use of native memory (post, poll, arm, channel wait); never held while
      * calling out to the Connection. Write side: destroy, while it frees.
@@ -103,10 +95,6 @@ final class VerbsLink implements Link {
     private final Object destroyLock = new Object();
     private boolean destroyed;
     private volatile Thread poller;
-    /** Event mode: how long the poller keeps polling after a completion before it sleeps (0: never). */
-    private volatile long spinNanos;
-    /** When the poller last dispatched a completion (poller thread only). */
-    private long lastCompletion;
 
     /**
      * @param chunkMemory bytes of registered chunk memory (0: none, no chunks at all)
@@ -123,6 +111,7 @@ final class VerbsLink implements Link {
         this.sendInline = sendInline;
         this.recvInline = recvInline;
         this.recv = new RecvBatch(receiveBuffers);
+        this.driver = new CompletionDriver(new DriverAccess(), busyPoll);
         Device dev = id.device();
         ProtectionDomain p = null;
         CompletionChannel ch = null;
@@ -173,7 +162,7 @@ final class VerbsLink implements Link {
 
     /** Event mode: the poller spins this long after each completion before it arms the channel and sleeps. */
     void adaptiveSpin(long nanos) {
-        this.spinNanos = nanos;
+        driver.adaptiveSpin(nanos);
     }
 
     /**
@@ -192,7 +181,7 @@ final class VerbsLink implements Link {
                 gate.unlockRead(stamp);
             }
         }
-        poller = Thread.ofPlatform().daemon().name(threadName).start(this::pollLoop);
+        poller = driver.start(threadName);
     }
 
     // ---- Link: called under Connection's send lock / ReceivePool lock respectively ----
@@ -409,75 +398,55 @@ final class VerbsLink implements Link {
         }
     }
 
-    // ---- the poller (one thread per CQ) ----
-
-    private void pollLoop() {
-        try {
-            while (!stopping) {
-                if (busyPoll) {
-                    // While a caller drives the CQ, stay out of its way (on few cores a
-                    // second spinner steals the CPU the caller and the device need) but
-                    // keep polling now and then: completions for others must not wait.
-                    if (callersPolling.get() > 0) {
-                        LockSupport.parkNanos(100_000);
-                    }
-                    if (!tryPollOnce()) {
-                        Thread.onSpinWait();
-                    }
-                    continue;
-                }
-                // Adaptive: for spinNanos after the last completion, poll without arming
-                // (the next message of a conversation is usually that close, and a wake-up
-                // from the channel costs more than the spin); then arm and sleep.
-                boolean spin = spinNanos > 0 && System.nanoTime() - lastCompletion < spinNanos;
-                int n = spin ? pollOnly() : pollOrWait();
-                if (n > 0) {
-                    dispatch(n); // gate released: handlers may post or block
-                    lastCompletion = System.nanoTime();
-                } else if (spin) {
-                    Thread.onSpinWait();
-                }
-            }
-        } catch (RuntimeException e) {
-            if (!stopping) {
-                LOG.log(Level.WARNING, "completion poller failed", e);
-                conn.onLinkLost(e);
-            }
-        }
+    @Override
+    public boolean pollOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
+        return driver.pollOnCaller(done, deadlineNanos);
     }
 
     @Override
-    public boolean pollOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
-        if (!busyPoll || pollLock.isHeldByCurrentThread()) {
-            return false; // event mode, or called from a handler that is itself dispatching
-        }
-        callersPolling.incrementAndGet();
-        try {
-            // The clock is read once every 64 spins: under TCG the guest's clocksource (hpet)
-            // makes System.nanoTime() cost ~1 µs, 23 % of a spinning caller's time.
-            for (int spins = 0; !done.getAsBoolean() && !stopping; spins++) {
-                if ((spins & 63) == 0 && System.nanoTime() - deadlineNanos >= 0) {
-                    break;
-                }
-                if (!tryPollOnce()) {
-                    Thread.onSpinWait();
-                }
-            }
-        } finally {
-            callersPolling.decrementAndGet();
-        }
-        return true;
+    public void blockingCallStarts() {
+        driver.blockingCallStarts();
     }
 
-    /**
-     * Event mode, poller thread: polls; if the CQ is empty, arms it, polls again (closing
-     * the race with a completion that arrived between the empty poll and the arm) and waits
-     * on the channel up to {@link #AWAIT_MILLIS}. All under the gate's read side, so destroy
-     * frees the CQ and channel only after this returns.
-     *
-     * @return completions copied out (0: none, or destroy has begun)
-     */
-    /** Event mode, spinning: one poll under the gate, no arming. */
+    @Override
+    public void blockingCallEnds() {
+        driver.blockingCallEnds();
+    }
+
+    /** The CQ as the {@link CompletionDriver} sees it. */
+    private final class DriverAccess implements CompletionDriver.Cq {
+        @Override
+        public int pollOnly() {
+            return VerbsLink.this.pollOnly();
+        }
+
+        @Override
+        public int pollOrWait(long awaitMillis) {
+            return VerbsLink.this.pollOrWait(awaitMillis);
+        }
+
+        @Override
+        public void dispatch(int n) {
+            VerbsLink.this.dispatch(n);
+        }
+
+        @Override
+        public boolean stopping() {
+            return stopping;
+        }
+
+        @Override
+        public int outstandingCalls() {
+            return conn.outstandingCalls();
+        }
+
+        @Override
+        public void failed(RuntimeException e) {
+            conn.onLinkLost(e);
+        }
+    }
+
+    /** One poll under the gate, no arming. */
     private int pollOnly() {
         long stamp = gate.readLock();
         try {
@@ -487,7 +456,15 @@ final class VerbsLink implements Link {
         }
     }
 
-    private int pollOrWait() {
+    /**
+     * Event mode, whoever holds the poll role: polls; if the CQ is empty, arms it, polls
+     * again (closing the race with a completion that arrived between the empty poll and the
+     * arm) and waits on the channel up to {@code awaitMillis}. All under the gate's read
+     * side, so destroy frees the CQ and channel only after this returns.
+     *
+     * @return completions copied out (0: none, or destroy has begun)
+     */
+    private int pollOrWait(long awaitMillis) {
         long stamp = gate.readLock();
         try {
             if (freed || stopping) {
@@ -497,36 +474,13 @@ final class VerbsLink implements Link {
             if (n == 0) {
                 cq.requestNotify(false);
                 n = pollAndCopy();
-                if (n == 0) {
-                    channel.await(AWAIT_MILLIS);
+                if (n == 0 && channel.await(awaitMillis) != null) {
+                    conn.stats().channelWakeups.increment();
                 }
             }
             return n;
         } finally {
             gate.unlockRead(stamp);
-        }
-    }
-
-    /** Busy-poll mode: polls and dispatches once unless another thread is; true if it handled any. */
-    private boolean tryPollOnce() {
-        if (!pollLock.tryLock()) {
-            return false;
-        }
-        try {
-            int n;
-            long stamp = gate.readLock();
-            try {
-                n = freed || stopping ? 0 : pollAndCopy();
-            } finally {
-                gate.unlockRead(stamp);
-            }
-            if (n > 0) {
-                dispatch(n); // gate released; pollLock kept: Connection sees one completion thread
-                return true;
-            }
-            return false;
-        } finally {
-            pollLock.unlock();
         }
     }
 
@@ -590,7 +544,7 @@ final class VerbsLink implements Link {
      * <p>ORDER: disconnect; set {@code stopping} (the poller and callers stop polling, new
      * posts are refused); wait up to {@link #POLLER_JOIN_MILLIS} for the poller; take the
      * gate's write side, which waits out every post, poll and channel wait in progress (at
-     * most {@link #AWAIT_MILLIS} for a wait); then free QP, CQ, channel, MRs, PD and the
+     * most {@link #CompletionDriver.AWAIT_MILLIS} for a wait); then free QP, CQ, channel, MRs, PD and the
      * native arrays. A poller stuck in a handler past the join is warned about and freed
      * past: it holds no gate there, and finds {@code stopping} when it comes back.
      */

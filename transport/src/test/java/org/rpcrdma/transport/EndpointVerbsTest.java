@@ -151,8 +151,43 @@ class EndpointVerbsTest {
     }
 
     @Test
+    void eventModeCallerSleepsOnTheChannelItselfNoHandOff() throws Exception {
+        start(OPTS, echo()); // defaults: completion events, no spin
+        Connection c = client.connection();
+        for (int i = 0; i < 20; i++) { // the poller may hold the channel for the first call
+            c.callAndWait(callMsg(0x100 + i, 1, new byte[4]), 30, TimeUnit.SECONDS).release();
+        }
+        RpcRdmaStats st = c.stats();
+        long taken0 = st.repliesTakenByCaller.sum();
+        long handed0 = st.repliesHandedOff.sum();
+        long wakeups0 = st.channelWakeups.sum();
+        int n = 200;
+        for (int i = 0; i < n; i++) {
+            byte[] a = {(byte) i, 1, 2, 3};
+            assertArrayEquals(a, results(c.callAndWait(callMsg(0x400 + i, 1, a), 30, TimeUnit.SECONDS)));
+        }
+        long taken = st.repliesTakenByCaller.sum() - taken0;
+        long handed = st.repliesHandedOff.sum() - handed0;
+        long wakeups = st.channelWakeups.sum() - wakeups0;
+        // One wake-up per call on this side, and it is the caller's: no poller-to-caller
+        // hand-off (before this change every reply was handed off: taken == 0).
+        assertTrue(taken >= n * 9 / 10, "replies taken by the caller " + taken + ", handed off " + handed);
+        assertTrue(wakeups <= n * 11 / 10, wakeups + " channel wake-ups for " + n + " calls");
+    }
+
+    @Test
+    void eventModeCallerLeadsWhileOtherTrafficCompletes() throws Exception {
+        mixedTraffic(OPTS.withBackwardCredits(2));
+    }
+
+    @Test
     void busyPollCallerDrivesItsRepliesWhileOtherTrafficCompletes() throws Exception {
-        start(OPTS.withBusyPoll(true).withBackwardCredits(2), echo());
+        mixedTraffic(OPTS.withBusyPoll(true).withBackwardCredits(2));
+    }
+
+    /** Blocking calls on this thread while async forward calls and backward calls run beside them. */
+    private void mixedTraffic(RpcRdmaOptions o) throws Exception {
+        start(o, echo());
         Connection c = client.connection();
         c.enableBackchannel(echo()).get(30, TimeUnit.SECONDS);
         assertTrue(waitFor(() -> serverConn.get() != null));
@@ -173,7 +208,7 @@ class EndpointVerbsTest {
                 }
                 return null;
             });
-            for (int i = 0; i < 100; i++) { // this thread polls the client's CQ itself
+            for (int i = 0; i < 100; i++) { // this thread drives the client's CQ itself when it can
                 byte[] w = {(byte) i, 'w', 0, 0};
                 assertArrayEquals(w, results(c.callAndWait(callMsg(0x3000 + i, 1, w), 30, TimeUnit.SECONDS)));
             }

@@ -48,7 +48,8 @@ import org.rpcrdma.transport.wire.Xdr;
  * size S sends S + 68 bytes (28-byte RPC-over-RDMA header + 40-byte call header).
  *
  * <p>Usage: {@code LatencyCurve [--full] [--out DIR] [--perftest ib_send_lat|none]
- * [--warmup-ms N] [--measure-ms N] [--event]}; the device address comes from
+ * [--warmup-ms N] [--measure-ms N] [--event] [--sizes N,N..] [--thresholds N,N..]}
+ * (the last two narrow the run to some points, for a focused comparison); the device address comes from
  * {@code -Drpcrdma.ip}, RDMA_VM_IP or RPCRDMA_TEST_IP, its name (for perftest) from
  * RDMA_VM_DEV or RPCRDMA_TEST_DEVICE. Writes DIR/results.json, DIR/table.txt, one data file per
  * curve and DIR/chart.gp (gnuplot); prints progress per point, the table and the ratios.
@@ -135,6 +136,8 @@ public final class LatencyCurve {
         String perftest = "ib_send_lat";
         long warmupMs = -1;
         long measureMs = -1;
+        int[] sizes = null;
+        int[] thresholds = THRESHOLDS;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--full" -> full = true;
@@ -144,6 +147,8 @@ public final class LatencyCurve {
                 case "--perftest" -> perftest = args[++i]; // "none": no baseline run
                 case "--warmup-ms" -> warmupMs = Long.parseLong(args[++i]);
                 case "--measure-ms" -> measureMs = Long.parseLong(args[++i]);
+                case "--sizes" -> sizes = ints(args[++i]); // a focused run, e.g. an A/B of one change
+                case "--thresholds" -> thresholds = ints(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -155,8 +160,10 @@ public final class LatencyCurve {
         }
         Files.createDirectories(dir);
         LatencyCurve c = new LatencyCurve(full, warmupMs, measureMs, busyPoll, SendLatencyBenchmark.address());
-        int[] sizes = sizes(full);
-        c.run(sizes, perftest, dir);
+        if (sizes == null) {
+            sizes = sizes(full);
+        }
+        c.run(sizes, thresholds, perftest, dir);
         Report r = new Report(c.points, sizes, c.describe());
         r.write(dir);
         r.print(System.out);
@@ -168,10 +175,16 @@ public final class LatencyCurve {
                 .getHostAddress();
     }
 
-    void run(int[] sizes, String perftest, Path dir) throws InterruptedException {
+    /** "1,2,3" → sorted distinct ints. */
+    static int[] ints(String list) {
+        return java.util.Arrays.stream(list.split(",")).map(String::trim).mapToInt(Integer::parseInt).distinct()
+                .sorted().toArray();
+    }
+
+    void run(int[] sizes, int[] thresholds, String perftest, Path dir) throws InterruptedException {
         int verbsSizes = (int) java.util.Arrays.stream(sizes).filter(s -> s > 0).count();
         boolean ib = !perftest.equals("none");
-        total = (ib ? 3 : 2) * verbsSizes + THRESHOLDS.length * 2 * sizes.length;
+        total = (ib ? 3 : 2) * verbsSizes + thresholds.length * 2 * sizes.length;
         out.printf("[bench] %d points (%s)%n", total, describe());
         if (ib) {
             Path logs = dir.resolve("perftest");
@@ -189,7 +202,7 @@ public final class LatencyCurve {
         }
         runVerbs(sizes, true);
         runVerbs(sizes, false);
-        for (int t : THRESHOLDS) {
+        for (int t : thresholds) {
             runRpc(t, sizes);
         }
     }

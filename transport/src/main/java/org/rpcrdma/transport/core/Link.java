@@ -86,9 +86,21 @@ public interface Link {
     /**
      * Drives completions on the calling thread until {@code done} or {@code deadlineNanos}
      * (System.nanoTime), so a blocking caller gets its reply without a thread hand-off.
-     * Returns false at once if this link does not do that (it then keeps its own poller).
+     * Returns false at once if this link does not do that (the caller then waits for its
+     * future, which the link's own poller completes).
      */
     default boolean pollOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
         return false;
+    }
+
+    /**
+     * A thread is about to make a blocking call and then {@link #pollOnCaller wait for its
+     * reply}: called before its Send is posted, paired with {@link #blockingCallEnds}.
+     */
+    default void blockingCallStarts() {
+    }
+
+    /** The thread of a {@link #blockingCallStarts} has its reply, or gave up. */
+    default void blockingCallEnds() {
     }
 }
