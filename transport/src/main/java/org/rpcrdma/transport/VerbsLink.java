@@ -5,7 +5,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.StampedLock;
 import org.rpcrdma.transport.core.ChunkBuffer;
-import org.rpcrdma.transport.core.ChunkPool;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.core.WrId;
 import org.rpcrdma.transport.verbs.Access;
@@ -61,13 +60,9 @@ final class VerbsLink implements Link {
     /** RDMA Read/Write requests: posted under {@code rdmaLock}, apart from Sends (SendQueue's lock). */
     private final SendBatch rdma = new SendBatch(1, 1);
     private final Object rdmaLock = new Object();
-    /** Registered once for the link's life: chunk data is assembled and sent from here (LOCAL_WRITE only). */
-    private final MemoryRegion chunkMr;
-    private final ChunkPool chunkPool;
+    /** Chunk data and what is exposed to the peer; used under the gate like everything native. */
+    private final ChunkMemory chunks;
     private final int rdmaDepth;
-    /** Buffers registered for themselves (the pool was full), and per-RPC exposures: closed by destroy at the latest. */
-    private final java.util.concurrent.ConcurrentHashMap<MemoryRegion, Arena> ownRegistrations = new java.util.concurrent.ConcurrentHashMap<>();
-    private final java.util.concurrent.ConcurrentHashMap<Integer, MemoryRegion> exposed = new java.util.concurrent.ConcurrentHashMap<>();
     private final RecvBatch recv;
     private final WorkCompletions wc = new WorkCompletions(POLL_BATCH);
     /** Copies of the last poll's wr_id, status and byte_len; owned by whoever holds the driver's poll role. */
@@ -105,7 +100,6 @@ final class VerbsLink implements Link {
             int generation, long chunkMemory, int rdmaDepth) {
         this.id = id;
         this.rdmaDepth = rdmaDepth;
-        this.chunkPool = new ChunkPool(chunkMemory);
         this.generation = generation;
         this.busyPoll = busyPoll;
         this.sendInline = sendInline;
@@ -129,8 +123,8 @@ final class VerbsLink implements Link {
                     new QueuePairCapabilities(sendContexts + rdmaDepth + 4, receiveBuffers + 4, 1, 1, 0));
             s = p.register(arena.allocate((long) sendContexts * sendInline, 4096), Access.LOCAL_WRITE);
             r = p.register(arena.allocate((long) receiveBuffers * recvInline, 4096), Access.LOCAL_WRITE);
-            if (chunkPool.capacity() > 0) {
-                cm = p.register(arena.allocate(chunkPool.capacity(), 4096), Access.LOCAL_WRITE);
+            if (chunkMemory > 0) {
+                cm = p.register(arena.allocate(chunkMemory, 4096), Access.LOCAL_WRITE);
             }
             ok = true;
         } finally {
@@ -149,7 +143,7 @@ final class VerbsLink implements Link {
         this.qp = qp0;
         this.sendMr = s;
         this.recvMr = r;
-        this.chunkMr = cm;
+        this.chunks = new ChunkMemory(p, cm, this::underGateUnlessGoing);
     }
 
     MemorySegment sendMemory() {
@@ -251,52 +245,32 @@ final class VerbsLink implements Link {
         return rdmaDepth;
     }
 
-    /**
-     * A slice of the registered chunk memory, or, when the pool has no room, memory
-     * registered for this buffer alone (counted by the caller through
-     * {@link ChunkBuffer#handle()} being a MemoryRegion); both go back on release.
-     */
+    /** Chunk memory: a slice of the registered pool, or memory registered for this buffer alone. */
     @Override
     public ChunkBuffer allocateChunk(long bytes) {
         if (stopping) {
             throw refused("chunk allocation");
-        }
-        long off = chunkMr == null ? -1 : chunkPool.allocate(bytes);
-        if (off >= 0) {
-            return new ChunkBuffer(chunkMr.segment().asSlice(off, bytes), chunkMr.lkey(), off,
-                    b -> chunkPool.free((Long) b.handle(), b.byteSize()));
         }
         long stamp = gate.readLock();
         try {
             if (freed) {
                 throw refused("chunk allocation");
             }
-            Arena own = Arena.ofShared();
-            MemoryRegion mr;
-            try {
-                mr = pd.register(own.allocate(Math.max(bytes, 1), 4096), Access.LOCAL_WRITE);
-            } catch (RuntimeException e) {
-                own.close();
-                throw e;
-            }
-            ownRegistrations.put(mr, own);
-            return new ChunkBuffer(mr.segment().asSlice(0, bytes), mr.lkey(), mr, b -> closeOwn(mr));
+            return chunks.allocate(bytes);
         } finally {
             gate.unlockRead(stamp);
         }
     }
 
-    /** Closes a registration of our own, unless the link is going: destroy closes it then, after the QP. */
-    private void closeOwn(MemoryRegion mr) {
+    /** A release of chunk memory: under the gate, or left to destroy once the link is going (after the QP). */
+    private void underGateUnlessGoing(Runnable r) {
         if (disconnected) {
             return;
         }
         long stamp = gate.readLock();
         try {
-            Arena own = freed ? null : ownRegistrations.remove(mr);
-            if (own != null) {
-                mr.close();
-                own.close();
+            if (!freed) {
+                r.run();
             }
         } finally {
             gate.unlockRead(stamp);
@@ -342,8 +316,7 @@ final class VerbsLink implements Link {
 
     /**
      * Per-RPC registration of {@code local[offset, +length)} with remote access: a fresh
-     * rkey that no other RPC ever had, withdrawn by {@link #invalidate} (ibv_dereg_mr,
-     * synchronous: once it returns the peer can no longer reach the memory, RFC 8166 §4.4).
+     * rkey that no other RPC ever had, withdrawn by {@link #invalidate} (see {@link ChunkMemory}).
      */
     @Override
     public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
@@ -355,10 +328,7 @@ final class VerbsLink implements Link {
             if (freed) {
                 throw refused("memory exposure");
             }
-            MemoryRegion mr = pd.register(local.segment().asSlice(offset, length),
-                    Access.LOCAL_WRITE | (writable ? Access.REMOTE_WRITE : Access.REMOTE_READ));
-            exposed.put(mr.rkey(), mr);
-            return mr.rkey();
+            return chunks.expose(local, offset, length, writable);
         } finally {
             gate.unlockRead(stamp);
         }
@@ -368,9 +338,8 @@ final class VerbsLink implements Link {
     public void invalidate(int rkey) {
         long stamp = gate.readLock();
         try {
-            MemoryRegion mr = exposed.remove(rkey);
-            if (mr != null && !freed) {
-                mr.close();
+            if (!freed) {
+                chunks.invalidate(rkey);
             }
         } finally {
             gate.unlockRead(stamp);
@@ -571,12 +540,8 @@ final class VerbsLink implements Link {
             long stamp = gate.writeLock();
             try {
                 freed = true;
-                closeQuietly(qp, cq, channel, sendMr, recvMr, chunkMr);
-                closeQuietly(exposed.values().toArray(new AutoCloseable[0]));
-                closeQuietly(ownRegistrations.keySet().toArray(new AutoCloseable[0]));
-                closeQuietly(ownRegistrations.values().toArray(new AutoCloseable[0]));
-                exposed.clear();
-                ownRegistrations.clear();
+                closeQuietly(qp, cq, channel, sendMr, recvMr);
+                chunks.closeAll();
                 closeQuietly(pd);
                 arena.close();
                 send.close();
