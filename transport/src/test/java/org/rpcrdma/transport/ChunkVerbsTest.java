@@ -144,6 +144,43 @@ class ChunkVerbsTest {
         assertEquals(0, client.connection().stats().longCallsSent.sum(), "payloads went as DDP read chunks");
     }
 
+    @Test
+    void hostileChunkListsCostTheirCallAndABadRkeyOnlyItsOwnConnection() throws Exception {
+        start(EndpointVerbsTest.OPTS.withInlineThreshold(1024), echo());
+        // a second client that plays by hand; backward credits keep receives posted for
+        // the answers to calls it never made through its requester
+        RpcRdmaClient hostile = RpcRdmaClient.connect(new InetSocketAddress(EndpointVerbsTest.deviceAddress(),
+                server.port()), EndpointVerbsTest.OPTS.withInlineThreshold(1024).withBackwardCredits(4)
+                .withReconnectAttempts(0));
+        try {
+            // 4 GiB - 1 in a Position-Zero Read chunk: refused before anything is allocated or read
+            RpcRdmaHeader h = new RpcRdmaHeader(8, 1, 1, 1).clear().xid(0x70).credit(1).proc(RpcRdma.RDMA_NOMSG);
+            h.readList().add(0, 0x1234, 0xFFFF_FFFFL, 0x1000);
+            hostile.connection().postRaw(encoded(h));
+            assertTrue(EndpointDefectsVerbsTest.waitFor(() -> server.stats().errChunkSent.sum() == 1, 10_000));
+            assertEquals(0, server.stats().rdmaReads.sum());
+            assertTrue(hostile.connection().isOpen());
+            // a read chunk under an rkey the client never exposed: the server's RDMA Read fails
+            h = new RpcRdmaHeader(8, 1, 1, 1).clear().xid(0x71).credit(1).proc(RpcRdma.RDMA_NOMSG);
+            h.readList().add(0, 0x7777, 100, 0x1000);
+            hostile.connection().postRaw(encoded(h));
+            assertTrue(EndpointDefectsVerbsTest.waitFor(() -> !hostile.connection().isOpen(), 20_000),
+                    "a remote access error ends that connection");
+            // the well-behaved client carries on
+            byte[] args = pattern(5000);
+            assertArrayEquals(args, echoOf(args));
+        } finally {
+            hostile.close();
+        }
+    }
+
+    private static MemorySegment encoded(RpcRdmaHeader h) {
+        int n = org.rpcrdma.transport.wire.RpcRdmaEncoder.encodedLength(h);
+        MemorySegment m = MemorySegment.ofArray(new byte[n]);
+        org.rpcrdma.transport.wire.RpcRdmaEncoder.encode(h, m, 0, n);
+        return m;
+    }
+
     /** A late RDMA op by the server with the rkey of a call that completed: a remote access error. */
     private void lateOpFails(boolean write) throws Exception {
         start(EndpointVerbsTest.OPTS.withInlineThreshold(1024).withReconnectAttempts(0), echo());
