@@ -114,10 +114,7 @@ final class Responder {
         try {
             hd.handle(in);
         } catch (RuntimeException e) {
-            stats.handlerFailures.increment();
-            LOG.log(Level.WARNING, conn + ": call handler threw; answering call 0x" + Integer.toHexString(xid)
-                    + " with SYSTEM_ERR", e);
-            in.answerIfUnanswered(systemError(xid));
+            in.handlerFailed(e);
         }
         return true;
     }
@@ -153,7 +150,7 @@ final class Responder {
     }
 
     /** A call from the peer, answered exactly once. */
-    private final class Call implements IncomingCall {
+    final class Call implements IncomingCall {
         private final int xid;
         private final ReceivedMessage msg;
         private boolean answered;
@@ -204,6 +201,14 @@ final class Responder {
                 msg.release();
                 conn.settle();
             }
+        }
+
+        /** The handler threw (on any thread): counted, logged, and answered SYSTEM_ERR unless it replied. */
+        void handlerFailed(RuntimeException e) {
+            stats.handlerFailures.increment();
+            LOG.log(Level.WARNING, conn + ": call handler threw; answering call 0x" + Integer.toHexString(xid)
+                    + " with SYSTEM_ERR", e);
+            answerIfUnanswered(systemError(xid));
         }
 
         /** The handler failed without answering: answer for it so the peer's call does not hang. */
