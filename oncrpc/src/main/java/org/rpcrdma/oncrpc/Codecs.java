@@ -170,6 +170,8 @@ public final class Codecs {
         @Override
         public void encode(XdrWriter w, MemorySegment data) {
             checkLength(data.byteSize(), max, "payload");
+            // the data follows the length word; its position is what a Read chunk will carry
+            MessageEncoder.ddpItem(w.written() + 4, data.byteSize());
             w.writeOpaque(data, 0, (int) data.byteSize());
         }
 

@@ -108,23 +108,29 @@ public final class OncRpcClient {
     }
 
     /**
-     * The one place a call leaves this layer. DDP seam: once the transport has chunks,
-     * the items of {@link XdrCodec#ddpEligible()} codecs are collected here while the
-     * arguments are encoded and handed to the transport as a Read list beside the reduced
-     * XDR stream, and a result receptacle ({@link Codecs#payloadInto}) as a Write chunk.
+     * The one place a call leaves this layer. The DDP seam: the call is encoded with its
+     * DDP-eligible items located ({@link MessageEncoder.Encoded}: the offsets and lengths
+     * {@code StreamReduction.reduce} takes). Today the transport has no chunks and the whole
+     * message goes inline; once it has, this passes the items beside the message so the
+     * transport sends them as a Read list (RFC 8166 §3.4), and a result receptacle
+     * ({@link Codecs#payloadInto}) as a Write chunk.
      */
     private <A, R> CompletableFuture<R> send(RpcProcedure<A, R> proc, A args, long timeoutNanos) {
-        int xid = NEXT_XID.getAndIncrement();
-        MemorySegment msg;
+        MessageEncoder.Encoded call;
         try {
-            msg = MessageEncoder.encode(w -> {
-                RpcCallHeader.encode(w, xid, program, version, proc.number(), credential, OpaqueAuth.NONE);
-                proc.args().encode(w, args);
-            });
+            call = encodeCall(NEXT_XID.getAndIncrement(), proc, args);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return transport.send(msg, timeoutNanos).thenApply(reply -> results(reply, proc.results()));
+        return transport.send(call.message(), timeoutNanos).thenApply(reply -> results(reply, proc.results()));
+    }
+
+    /** The Call message for {@code proc(args)} with its DDP-eligible items located. */
+    <A> MessageEncoder.Encoded encodeCall(int xid, RpcProcedure<A, ?> proc, A args) {
+        return MessageEncoder.encodeWithItems(w -> {
+            RpcCallHeader.encode(w, xid, program, version, proc.number(), credential, OpaqueAuth.NONE);
+            proc.args().encode(w, args);
+        });
     }
 
     /** The reply's results; never decoded unless the reply is MSG_ACCEPTED / SUCCESS (RFC 5531 §9). */
