@@ -116,13 +116,15 @@ public final class OncRpcClient {
      * ({@link Codecs#payloadInto}) as a Write chunk.
      */
     private <A, R> CompletableFuture<R> send(RpcProcedure<A, R> proc, A args, long timeoutNanos) {
-        MessageEncoder.Encoded call;
+        CompletableFuture<ReceivedMessage> reply;
         try {
-            call = encodeCall(NEXT_XID.getAndIncrement(), proc, args);
+            MessageEncoder.Encoded call = encodeCall(NEXT_XID.getAndIncrement(), proc, args);
+            // a transport that refuses at once (BackchannelNotEnabledException) fails the future too
+            reply = transport.send(call.message(), timeoutNanos);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return transport.send(call.message(), timeoutNanos).thenApply(reply -> results(reply, proc.results()));
+        return reply.thenApply(r -> results(r, proc.results()));
     }
 
     /** The Call message for {@code proc(args)} with its DDP-eligible items located. */

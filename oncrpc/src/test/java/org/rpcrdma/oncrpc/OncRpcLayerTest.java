@@ -204,6 +204,33 @@ class OncRpcLayerTest {
     }
 
     @Test
+    void aReplyTooLargeToSendInlineReachesTheCallerAsRdmaError() throws Exception {
+        RpcProcedure<Integer, byte[]> big = new RpcProcedure<>(32, Codecs.INT, Codecs.OPAQUE);
+        RpcDispatcher d = dispatcher();
+        AtomicReference<Throwable> handlerSaw = new AtomicReference<>();
+        d.program(PROG, 2).procedure(big, (n, call) -> {
+            try {
+                call.reply(new byte[n]);
+            } catch (RuntimeException e) {
+                handlerSaw.set(e);
+            }
+        });
+        pair = InMemoryPair.open(OPTS, d);
+        assertEquals(100, forward(2).call(big, 100).length);
+        assertThrows(org.rpcrdma.transport.RdmaErrorException.class, () -> forward(2).call(big, OPTS.inlineThreshold()));
+        assertInstanceOf(org.rpcrdma.transport.ReplyRefusedException.class, handlerSaw.get());
+    }
+
+    @Test
+    void aBackwardCallBeforeTheClientEnabledItFailsTheFuture() {
+        pair = InMemoryPair.open(OPTS, TestProgram.dispatcher());
+        CompletableFuture<Boolean> f = new OncRpcClient(RpcTransport.of(pair.server()), PROG, 2)
+                .callAsync(TestProgram.ECHO_BOOL, true);
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+        assertInstanceOf(org.rpcrdma.transport.BackchannelNotEnabledException.class, e.getCause());
+    }
+
+    @Test
     void aCallLargerThanTheInlineThresholdFailsUntilChunksExist() throws Exception {
         pair = InMemoryPair.open(OPTS, dispatcher());
         CompletableFuture<byte[]> f = forward(2).callAsync(TestProgram.ECHO_OPAQUE, new byte[OPTS.inlineThreshold()]);
