@@ -30,8 +30,12 @@ final class MessageEncoder {
      */
     static final int MAX_MESSAGE = 64 << 20;
 
-    /** The DDP-eligible items of the message being encoded on this thread (null: none being encoded). */
-    private static final ThreadLocal<Items> ITEMS = new ThreadLocal<>();
+    /**
+     * The DDP-eligible items of the message being encoded on this thread: one reusable
+     * holder per thread, so a message without any allocates nothing for them.
+     */
+    private static final ThreadLocal<Items> ITEMS = ThreadLocal.withInitial(Items::new);
+    private static final long[] NONE = new long[0];
 
     /**
      * An encoded message and its DDP-eligible items: item i's data is
@@ -49,13 +53,21 @@ final class MessageEncoder {
 
     /** The bytes {@code body} writes and where its DDP-eligible items lie in them. */
     static Encoded encodeWithItems(Consumer<XdrWriter> body) {
-        Items outer = ITEMS.get();
+        Items items = ITEMS.get();
+        if (items.active) { // a codec that encodes a message of its own: give it its own holder
+            ITEMS.set(new Items());
+            try {
+                return encodeWithItems(body);
+            } finally {
+                ITEMS.set(items);
+            }
+        }
+        items.active = true;
         try {
             for (int size = FIRST_TRY; ; size *= 2) {
                 byte[] buf = new byte[size];
                 XdrWriter w = new XdrWriter(MemorySegment.ofArray(buf), 0, size);
-                Items items = new Items();
-                ITEMS.set(items);
+                items.count = 0; // each pass locates them again
                 try {
                     body.accept(w);
                 } catch (XdrOverflowException e) {
@@ -64,11 +76,13 @@ final class MessageEncoder {
                     }
                     continue;
                 }
-                return new Encoded(MemorySegment.ofArray(buf).asSlice(0, w.written()),
-                        Arrays.copyOf(items.offsets, items.count), Arrays.copyOf(items.lengths, items.count));
+                MemorySegment m = MemorySegment.ofArray(buf).asSlice(0, w.written());
+                return items.count == 0 ? new Encoded(m, NONE, NONE)
+                        : new Encoded(m, Arrays.copyOf(items.offsets, items.count), Arrays.copyOf(items.lengths, items.count));
             }
         } finally {
-            ITEMS.set(outer);
+            items.active = false;
+            items.count = 0;
         }
     }
 
@@ -79,13 +93,14 @@ final class MessageEncoder {
      */
     static void ddpItem(long dataOffset, long length) {
         Items items = ITEMS.get();
-        if (items != null) {
+        if (items.active) {
             items.add(dataOffset, length);
         }
     }
 
     /** A growable pair of arrays (few items per message: usually none or one). */
     private static final class Items {
+        boolean active;
         long[] offsets = new long[2];
         long[] lengths = new long[2];
         int count;

@@ -89,6 +89,16 @@ public final class OncRpcClient {
         return send(proc, args, unit.toNanos(timeout));
     }
 
+    /** oncrpc4j's shape: procedure {@code proc} with its argument and result codecs given here. */
+    public <A, R> CompletableFuture<R> callAsync(int proc, A args, XdrCodec<A> argCodec, XdrCodec<R> resultCodec) {
+        return callAsync(new RpcProcedure<>(proc, argCodec, resultCodec), args);
+    }
+
+    /** Blocking {@link #callAsync(int, Object, XdrCodec, XdrCodec)}. */
+    public <A, R> R call(int proc, A args, XdrCodec<A> argCodec, XdrCodec<R> resultCodec) throws InterruptedException {
+        return call(new RpcProcedure<>(proc, argCodec, resultCodec), args);
+    }
+
     /**
      * Blocking {@link #callAsync(RpcProcedure, Object)}: the results, or the call's failure
      * rethrown as it is ({@link RpcReplyException}, the transport's exceptions).

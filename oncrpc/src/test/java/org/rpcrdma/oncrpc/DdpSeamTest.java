@@ -48,8 +48,25 @@ class DdpSeamTest {
     }
 
     @Test
-    void noPayloadNoItems() {
+    void noPayloadNoItemsAndEachMessageItsOwn() {
         MessageEncoder.Encoded e = MessageEncoder.encodeWithItems(w -> Codecs.OPAQUE.encode(w, new byte[10]));
         assertEquals(0, e.ddpOffsets().length);
+        // a payload encoded outside a message is not located; the next message starts empty
+        Codecs.payload(8).encode(new org.rpcrdma.transport.wire.XdrWriter(MemorySegment.ofArray(new byte[16]), 0, 16),
+                MemorySegment.ofArray(new byte[3]));
+        MessageEncoder.Encoded one = MessageEncoder.encodeWithItems(w -> Codecs.payload(8).encode(w,
+                MemorySegment.ofArray(new byte[3])));
+        assertArrayEquals(new long[] {4}, one.ddpOffsets());
+        assertEquals(0, MessageEncoder.encodeWithItems(w -> w.writeInt(1)).ddpOffsets().length);
+        // a codec that encodes a message of its own inside one: each keeps its own items
+        MessageEncoder.Encoded outer = MessageEncoder.encodeWithItems(w -> {
+            w.writeInt(0);
+            MessageEncoder.Encoded inner = MessageEncoder.encodeWithItems(
+                    v -> Codecs.payload(8).encode(v, MemorySegment.ofArray(new byte[2])));
+            assertArrayEquals(new long[] {4}, inner.ddpOffsets());
+            Codecs.payload(8).encode(w, MemorySegment.ofArray(new byte[1]));
+        });
+        assertArrayEquals(new long[] {8}, outer.ddpOffsets());
+        assertArrayEquals(new long[] {1}, outer.ddpLengths());
     }
 }

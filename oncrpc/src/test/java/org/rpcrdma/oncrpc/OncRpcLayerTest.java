@@ -86,6 +86,8 @@ class OncRpcLayerTest {
         assertArrayEquals(new int[] {Integer.MIN_VALUE, -1}, v2.call(TestProgram.ECHO_ARRAY4, new int[] {Integer.MIN_VALUE, -1}));
         assertEquals(TestProgram.Color.GREEN, v2.callAsync(TestProgram.ECHO_ENUM, TestProgram.Color.GREEN).get(5, TimeUnit.SECONDS));
         assertEquals(-1, v2.call(TestProgram.WHO_AM_I, null), "AUTH_NONE: the handler sees no AUTH_SYS");
+        assertEquals("hi", v2.call(4, "hi", Codecs.string(16), Codecs.STRING), "procedure number and codecs given");
+        assertEquals(Boolean.FALSE, v2.callAsync(1, false, Codecs.BOOL, Codecs.BOOL).get(5, TimeUnit.SECONDS));
         AuthSys me = new AuthSys(3, "client", 4242, 42, new int[] {1, 2, 3});
         assertEquals(4242, v2.withAuthSys(me).call(TestProgram.WHO_AM_I, null));
     }
