@@ -3,7 +3,6 @@ module org.rpcrdma.transport {
     requires org.rpcrdma.bindings;
     requires jdk.jfr;
     exports org.rpcrdma.transport;
-    exports org.rpcrdma.transport.rpc;
     exports org.rpcrdma.transport.verbs;
     exports org.rpcrdma.transport.wire;
 }

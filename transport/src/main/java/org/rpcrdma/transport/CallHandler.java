@@ -1,10 +1,50 @@
 package org.rpcrdma.transport;
 
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+
 /**
- * Serves calls received on a connection. Runs on the connection's completion thread: it
- * must not block; reply at once or hand the call to another thread and reply later.
+ * Serves calls received on a connection. Runs on the thread that took the call off the
+ * completion queue (the connection's poller, or a caller of {@code callAndWait} that
+ * dispatched it on the way): it must not block; reply at once, or hand the call to another
+ * thread and reply later ({@link #onExecutor} does that for a whole handler).
  */
 @FunctionalInterface
 public interface CallHandler {
     void handle(IncomingCall call);
+
+    /**
+     * A handler that runs {@code handler} on {@code executor} instead of the completion
+     * thread: for handlers that block or take long (the completion thread serves every
+     * message of the connection). The call's bytes stay valid until it is answered. A
+     * handler that throws, or an executor that rejects the task, gets the call answered
+     * SYSTEM_ERR, as on the completion thread.
+     */
+    static CallHandler onExecutor(Executor executor, CallHandler handler) {
+        Objects.requireNonNull(executor, "executor");
+        Objects.requireNonNull(handler, "handler");
+        return call -> {
+            Runnable task = () -> {
+                try {
+                    handler.handle(call);
+                } catch (RuntimeException e) {
+                    failed(call, e);
+                }
+            };
+            try {
+                executor.execute(task);
+            } catch (RejectedExecutionException e) {
+                failed(call, e);
+            }
+        };
+    }
+
+    private static void failed(IncomingCall call, RuntimeException e) {
+        if (call instanceof Responder.Call c) {
+            c.handlerFailed(e);
+        } else {
+            throw e;
+        }
+    }
 }

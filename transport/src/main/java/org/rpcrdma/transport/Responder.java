@@ -191,10 +191,7 @@ final class Responder {
         try {
             hd.handle(in);
         } catch (RuntimeException e) {
-            stats.handlerFailures.increment();
-            LOG.log(Level.WARNING, conn + ": call handler threw; answering call 0x" + Integer.toHexString(in.xid)
-                    + " with SYSTEM_ERR", e);
-            in.answerIfUnanswered(systemError(in.xid));
+            in.handlerFailed(e);
         }
     }
 
@@ -236,7 +233,7 @@ final class Responder {
     }
 
     /** A call from the peer, answered exactly once. */
-    private final class Call implements IncomingCall {
+    final class Call implements IncomingCall {
         private final int xid;
         private final ReceivedMessage msg;
         private final CallChunks chunks;
@@ -326,6 +323,14 @@ final class Responder {
                 msg.release();
                 conn.settle();
             }
+        }
+
+        /** The handler threw (on any thread): counted, logged, and answered SYSTEM_ERR unless it replied. */
+        void handlerFailed(RuntimeException e) {
+            stats.handlerFailures.increment();
+            LOG.log(Level.WARNING, conn + ": call handler threw; answering call 0x" + Integer.toHexString(xid)
+                    + " with SYSTEM_ERR", e);
+            answerIfUnanswered(systemError(xid));
         }
 
         /** The handler failed without answering: answer for it so the peer's call does not hang. */

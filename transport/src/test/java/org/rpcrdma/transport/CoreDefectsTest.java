@@ -658,6 +658,29 @@ class CoreDefectsTest {
                 "enableBackchannel must fail naming PROG_UNAVAIL (was: " + o + ")");
     }
 
+    /**
+     * And when it answers MSG_DENIED (issue 13: a client must never take a denied reply,
+     * whatever follows its header, for success). The words after the reject_stat's
+     * auth_stat are zeros, which read as an accepted SUCCESS if the reply_stat were ignored.
+     */
+    @Test
+    void defect12_enableBackchannelFailsWhenDenied() throws Exception {
+        FakePeer peer = new FakePeer(4, 2);
+        CompletableFuture<Void> f = peer.conn.enableBackchannel(call -> { });
+        MemorySegment sent = peer.lastSent();
+        int rdmaXid = Xdr.getInt(sent, 0);
+        int rpcXid = Xdr.getInt(sent, RpcRdma.INLINE_MSG_HEADER_BYTES);
+        MemorySegment denied = MemorySegment.ofArray(new byte[32]);
+        int[] w = {rpcXid, OncRpc.REPLY, OncRpc.MSG_DENIED, OncRpc.AUTH_ERROR, OncRpc.AUTH_TOOWEAK, 0, 0, 0};
+        for (int i = 0; i < w.length; i++) {
+            Xdr.putInt(denied, i * 4L, w[i]);
+        }
+        peer.deliver(rdmaMsg(rdmaXid, 4, denied));
+        String o = outcome(f, 5000);
+        assertTrue(o.startsWith("exception") && o.contains("MSG_DENIED"),
+                "enableBackchannel must fail naming MSG_DENIED (was: " + o + ")");
+    }
+
     // ---------------------------------------------------------------- defect 14
 
     /** What ConnectionLoopbackTest.malformedHeaderDropsConnection means but never asserts. */

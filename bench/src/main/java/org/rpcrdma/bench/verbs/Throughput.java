@@ -47,7 +47,7 @@ public final class Throughput {
                 .getTotalThreadAllocatedBytes();
     }
 
-    private static final CallHandler ECHO = c -> {
+    static final CallHandler ECHO = c -> {
         MemorySegment m = c.message().bytes();
         int args = (int) m.byteSize() - 40;
         MemorySegment r = MemorySegment.ofArray(new byte[LatencyCurve.REPLY_HEADER + args]);
@@ -167,7 +167,7 @@ public final class Throughput {
 
     private static int nextXid = 1;
 
-    private static synchronized int xid() {
+    static synchronized int xid() {
         return nextXid++;
     }
 

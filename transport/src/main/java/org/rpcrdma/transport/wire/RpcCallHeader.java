@@ -60,7 +60,9 @@ public final class RpcCallHeader {
      *
      * @throws RpcMessageException if it is not a Call, is malformed, or has rpcvers != 2
      *         ({@link RpcMessageException.Reason#RPC_VERSION_MISMATCH}, with the XID, so a
-     *         server can answer MSG_DENIED / RPC_MISMATCH)
+     *         server can answer MSG_DENIED / RPC_MISMATCH); a credential or verifier that
+     *         can't be decoded is {@link RpcMessageException.Reason#BAD_CREDENTIAL} /
+     *         {@link RpcMessageException.Reason#BAD_VERIFIER}, also with the XID
      */
     public RpcCallHeader decode(XdrReader r) throws RpcMessageException {
         boolean haveXid = false;
@@ -80,22 +82,32 @@ public final class RpcCallHeader {
             prog = r.readInt();
             vers = r.readInt();
             proc = r.readInt();
-            credFlavor = r.readInt();
-            credLength = r.readOpaqueLength(OncRpc.MAX_AUTH_BYTES);
-            credOffset = r.position();
-            r.skip(Xdr.roundUp(credLength));
-            verfFlavor = r.readInt();
-            verfLength = r.readOpaqueLength(OncRpc.MAX_AUTH_BYTES);
-            verfOffset = r.position();
-            r.skip(Xdr.roundUp(verfLength));
-            argsOffset = r.position();
-            source = r.segment();
-            return this;
         } catch (RpcMessageException e) {
             throw e;
         } catch (XdrException e) {
             throw new RpcMessageException(RpcMessageException.Reason.MALFORMED, haveXid, xid, e.getMessage());
         }
+        // The credential and verifier get their own reasons: a server answers an
+        // undecodable one with AUTH_ERROR (AUTH_BADCRED / AUTH_BADVERF), not silence.
+        try {
+            credFlavor = r.readInt();
+            credLength = r.readOpaqueLength(OncRpc.MAX_AUTH_BYTES);
+            credOffset = r.position();
+            r.skip(Xdr.roundUp(credLength));
+        } catch (XdrException e) {
+            throw new RpcMessageException(RpcMessageException.Reason.BAD_CREDENTIAL, true, xid, e.getMessage());
+        }
+        try {
+            verfFlavor = r.readInt();
+            verfLength = r.readOpaqueLength(OncRpc.MAX_AUTH_BYTES);
+            verfOffset = r.position();
+            r.skip(Xdr.roundUp(verfLength));
+        } catch (XdrException e) {
+            throw new RpcMessageException(RpcMessageException.Reason.BAD_VERIFIER, true, xid, e.getMessage());
+        }
+        argsOffset = r.position();
+        source = r.segment();
+        return this;
     }
 
     /** The XID. */

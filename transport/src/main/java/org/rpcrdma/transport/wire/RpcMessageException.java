@@ -24,7 +24,14 @@ public final class RpcMessageException extends XdrException {
         /** reject_stat is neither RPC_MISMATCH nor AUTH_ERROR. */
         BAD_REJECT_STAT,
         /** An AUTH_SYS credential body is malformed (RFC 5531 Appendix A). */
-        BAD_AUTH_SYS
+        BAD_AUTH_SYS,
+        /**
+         * A Call's credential can't be decoded (ends early, or a body over 400 bytes):
+         * answer MSG_DENIED / AUTH_ERROR / AUTH_BADCRED (RFC 5531 §9), with the XID.
+         */
+        BAD_CREDENTIAL,
+        /** A Call's verifier can't be decoded: answer AUTH_ERROR / AUTH_BADVERF (RFC 5531 §9). */
+        BAD_VERIFIER
     }
 
     private final Reason reason;

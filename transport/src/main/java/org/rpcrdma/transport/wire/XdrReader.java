@@ -96,6 +96,45 @@ public final class XdrReader {
         return v;
     }
 
+    /** Reads a 64-bit unsigned hyper (RFC 4506 §4.5); the bits as a Java long. */
+    public long readUnsignedLong() throws XdrException {
+        return readLong();
+    }
+
+    /**
+     * Reads an IEEE single-precision float (RFC 4506 §4.6) bit for bit: a NaN keeps its
+     * payload (no canonicalisation), -0.0 stays negative.
+     */
+    public float readFloat() throws XdrException {
+        return Float.intBitsToFloat(readInt());
+    }
+
+    /** Reads an IEEE double-precision float (RFC 4506 §4.7) bit for bit. */
+    public double readDouble() throws XdrException {
+        return Double.longBitsToDouble(readLong());
+    }
+
+    /**
+     * Reads the element count of a variable-length array (RFC 4506 §4.13) and checks it
+     * before anything is allocated: against the array's declared maximum, and against the
+     * bytes left, given that each element takes at least {@code minElementBytes} (4 for
+     * any XDR type but void). The arithmetic is in {@code long}, so a count near 2^32
+     * can't overflow past the check.
+     *
+     * @return the count, {@code <= maxCount}
+     */
+    public int readArrayLength(int maxCount, int minElementBytes) throws XdrException {
+        long n = readUnsignedInt();
+        if (n > maxCount) {
+            throw new XdrException("array of " + n + " elements exceeds its maximum " + maxCount);
+        }
+        if (n * minElementBytes > limit - pos) {
+            throw new XdrException("truncated XDR: array of " + n + " elements needs at least "
+                    + n * minElementBytes + " bytes at offset " + pos + ", " + (limit - pos) + " left");
+        }
+        return (int) n;
+    }
+
     /** Reads an XDR bool (RFC 4506 §4.4): 0 or 1, anything else is an error. */
     public boolean readBoolean() throws XdrException {
         int v = readInt();
@@ -143,7 +182,18 @@ public final class XdrReader {
         int n = readOpaqueLength(maxLength);
         byte[] out = new byte[n];
         MemorySegment.copy(seg, java.lang.foreign.ValueLayout.JAVA_BYTE, pos, out, 0, n);
-        pos += Xdr.roundUp(n);
+        pos += Xdr.roundUp((long) n); // long: the int roundUp wraps for n > 2^31 - 4
+        return out;
+    }
+
+    /**
+     * Reads fixed-length opaque data (RFC 4506 §4.9) of {@code n} bytes into a new array;
+     * the bound is checked first.
+     */
+    public byte[] readFixedOpaque(int n) throws XdrException {
+        long at = skipFixedOpaque(n);
+        byte[] out = new byte[n];
+        MemorySegment.copy(seg, java.lang.foreign.ValueLayout.JAVA_BYTE, at, out, 0, n);
         return out;
     }
 

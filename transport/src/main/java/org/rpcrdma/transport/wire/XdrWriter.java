@@ -5,8 +5,9 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * A bounded XDR encoder (RFC 4506) over {@code [offset, offset + length)} of a
- * {@link MemorySegment}. Writing past the bound throws {@link IllegalStateException}:
- * the caller sized the buffer, so running out is a bug, not bad input. Opaque data is
+ * {@link MemorySegment}. Writing past the bound throws {@link XdrOverflowException} (an
+ * {@link IllegalStateException}): the caller sized the buffer, so running out is a bug,
+ * not bad input, unless the caller catches it to encode again into a larger buffer. Opaque data is
  * followed by zero pad to a 4-byte boundary.
  *
  * <p>Reusable through {@link #reset}; not thread-safe.
@@ -55,7 +56,7 @@ public final class XdrWriter {
 
     private void need(long n) {
         if (n > limit - pos) {
-            throw new IllegalStateException("XDR encode overflow: need " + n + " bytes, "
+            throw new XdrOverflowException("XDR encode overflow: need " + n + " bytes, "
                     + (limit - pos) + " left");
         }
     }
@@ -73,6 +74,38 @@ public final class XdrWriter {
         need(8);
         Xdr.putLong(seg, pos, v);
         pos += 8;
+        return this;
+    }
+
+    /** Writes a float's raw IEEE bits (RFC 4506 §4.6): NaN payloads and -0.0 survive. */
+    public XdrWriter writeFloat(float v) {
+        return writeInt(Float.floatToRawIntBits(v));
+    }
+
+    /** Writes a double's raw IEEE bits (RFC 4506 §4.7). */
+    public XdrWriter writeDouble(double v) {
+        return writeLong(Double.doubleToRawLongBits(v));
+    }
+
+    /** Writes an XDR string (RFC 4506 §4.11) as UTF-8. */
+    public XdrWriter writeString(String s) {
+        return writeOpaque(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Writes {@code length} bytes of {@code data} from {@code offset} as variable-length
+     * opaque data (RFC 4506 §4.10): length, bytes, zero pad. For payloads already in a
+     * segment (no copy to the heap first).
+     */
+    public XdrWriter writeOpaque(MemorySegment data, long offset, int length) {
+        need(4 + Xdr.roundUp((long) length));
+        writeInt(length);
+        MemorySegment.copy(data, offset, seg, pos, length);
+        long padded = Xdr.roundUp((long) length);
+        for (long i = pos + length; i < pos + padded; i++) {
+            seg.set(ValueLayout.JAVA_BYTE, i, (byte) 0);
+        }
+        pos += padded;
         return this;
     }
 

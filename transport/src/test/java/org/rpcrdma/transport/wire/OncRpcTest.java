@@ -91,13 +91,24 @@ class OncRpcTest {
         for (int cut = 0; cut < 40; cut += 4) {
             byte[] b = java.util.Arrays.copyOf(words(XID, 0, 2, NFS, 4, 1, 0, 0, 0, 0), cut);
             e = assertThrows(RpcMessageException.class, () -> new RpcCallHeader().decode(reader(b)));
-            assertEquals(RpcMessageException.Reason.MALFORMED, e.reason());
+            // cut inside the fixed words: malformed; inside the credential (words 6-7) or the
+            // verifier (words 8-9): its own reason, so a server can answer AUTH_ERROR
+            RpcMessageException.Reason want = cut < 24 ? RpcMessageException.Reason.MALFORMED
+                    : cut < 32 ? RpcMessageException.Reason.BAD_CREDENTIAL : RpcMessageException.Reason.BAD_VERIFIER;
+            assertEquals(want, e.reason(), "cut at " + cut);
             assertEquals(cut >= 4, e.hasXid());
         }
-        // Credential longer than 400 bytes.
+        // Credential longer than 400 bytes, and one that claims ~2^32 bytes.
+        for (int len : new int[] {404, -4, -1}) {
+            e = assertThrows(RpcMessageException.class,
+                    () -> new RpcCallHeader().decode(reader(words(XID, 0, 2, NFS, 4, 1, 1, len, 0, 0))));
+            assertEquals(RpcMessageException.Reason.BAD_CREDENTIAL, e.reason());
+            assertEquals(XID, e.xid());
+        }
+        // Verifier longer than 400 bytes.
         e = assertThrows(RpcMessageException.class,
-                () -> new RpcCallHeader().decode(reader(words(XID, 0, 2, NFS, 4, 1, 1, 404))));
-        assertEquals(RpcMessageException.Reason.MALFORMED, e.reason());
+                () -> new RpcCallHeader().decode(reader(words(XID, 0, 2, NFS, 4, 1, 0, 0, 0, 401))));
+        assertEquals(RpcMessageException.Reason.BAD_VERIFIER, e.reason());
     }
 
     @Test

@@ -91,6 +91,68 @@ class XdrTest {
     }
 
     @Test
+    void writerOverflowIsItsOwnType() {
+        XdrWriter w = new XdrWriter(MemorySegment.ofArray(new byte[4]), 0, 4);
+        assertThrows(XdrOverflowException.class, () -> w.writeLong(1));
+        assertThrows(XdrOverflowException.class, () -> w.writeString("four+"));
+    }
+
+    @Test
+    void floatsAndDoublesRoundTripBitForBit() throws Exception {
+        int[] floats = {0x7fc12345, 0xffc00001, 0x80000000, 0x7f800000, 0xff800000, 0x00000001, 0x3f800000};
+        long[] doubles = {0x7ff8_0000_dead_beefL, 0xfff0_0000_0000_0001L, 0x8000_0000_0000_0000L,
+            0x7ff0_0000_0000_0000L, 0x0000_0000_0000_0001L};
+        byte[] b = new byte[floats.length * 4 + doubles.length * 8];
+        XdrWriter w = new XdrWriter(MemorySegment.ofArray(b), 0, b.length);
+        for (int f : floats) {
+            w.writeFloat(Float.intBitsToFloat(f));
+        }
+        for (long d : doubles) {
+            w.writeDouble(Double.longBitsToDouble(d));
+        }
+        // RFC 4506 §4.6/4.7: the IEEE bits, big-endian, as written (NaN payloads kept)
+        assertEquals("7fc12345", Wire.hex(java.util.Arrays.copyOf(b, 4)));
+        XdrReader r = new XdrReader(MemorySegment.ofArray(b), 0, b.length);
+        for (int f : floats) {
+            assertEquals(f, Float.floatToRawIntBits(r.readFloat()));
+        }
+        for (long d : doubles) {
+            assertEquals(d, Double.doubleToRawLongBits(r.readDouble()));
+        }
+    }
+
+    @Test
+    void arrayLengthIsCheckedAgainstItsBoundAndTheBytesLeft() throws Exception {
+        // count 3 with 12 bytes of elements: fine
+        assertEquals(3, new XdrReader(MemorySegment.ofArray(Wire.words(3, 1, 2, 3)), 0, 16).readArrayLength(3, 4));
+        // over the declared maximum
+        assertThrows(XdrException.class,
+                () -> new XdrReader(MemorySegment.ofArray(Wire.words(4, 1, 2, 3, 4)), 0, 20).readArrayLength(3, 4));
+        // fewer bytes than count * 4: refused before any allocation
+        assertThrows(XdrException.class,
+                () -> new XdrReader(MemorySegment.ofArray(Wire.words(3, 1, 2)), 0, 12).readArrayLength(10, 4));
+        // counts near 2^32: count * 4 is computed in long and can't wrap to a small number
+        for (int n : new int[] {-1, 0x4000_0001, 0x8000_0000, 0x4000_0000}) {
+            assertThrows(XdrException.class, () -> new XdrReader(MemorySegment.ofArray(Wire.words(n, 1)), 0, 8)
+                    .readArrayLength(Integer.MAX_VALUE, 4));
+        }
+    }
+
+    @Test
+    void fixedOpaqueAndSegmentOpaque() throws Exception {
+        byte[] b = new byte[16];
+        XdrWriter w = new XdrWriter(MemorySegment.ofArray(b), 0, 16);
+        MemorySegment src = MemorySegment.ofArray(new byte[] {9, 1, 2, 3, 9});
+        w.writeOpaque(src, 1, 3).writeFixedOpaque(new byte[] {5, 6, 7, 8, 9});
+        assertEquals("00000003010203000506070809000000", Wire.hex(b));
+        XdrReader r = new XdrReader(MemorySegment.ofArray(b), 0, 16);
+        assertArrayEquals(new byte[] {1, 2, 3}, r.readOpaque(3));
+        assertThrows(XdrException.class, () -> r.readFixedOpaque(9));
+        assertArrayEquals(new byte[] {5, 6, 7, 8, 9}, r.readFixedOpaque(5));
+        assertEquals(0, r.remaining());
+    }
+
+    @Test
     void byteBufferReader() throws Exception {
         ByteBuffer bb = ByteBuffer.wrap(Wire.words(9, 8, 7));
         bb.position(4);

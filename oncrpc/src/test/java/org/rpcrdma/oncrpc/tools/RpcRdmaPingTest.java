@@ -1,4 +1,4 @@
-package org.rpcrdma.transport.rpc;
+package org.rpcrdma.oncrpc.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,8 +1,12 @@
-package org.rpcrdma.transport.rpc;
+package org.rpcrdma.oncrpc.tools;
 
 import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
+import org.rpcrdma.oncrpc.Codecs;
+import org.rpcrdma.oncrpc.OncRpcClient;
+import org.rpcrdma.oncrpc.RpcProcedure;
+import org.rpcrdma.oncrpc.RpcTransport;
 import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaOptions;
 
@@ -11,8 +15,10 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  * (procedure 0, AUTH_NONE) over RPC-over-RDMA to any ONC RPC server; prints each round trip
  * and a min/median/max summary. {@code -s} pads each call with SIZE zero bytes of
  * arguments (a NULL procedure ignores them): past the inline threshold the call goes as a
- * long call, RDMA_NOMSG with a Position-Zero Read chunk the server pulls (RFC 8166 §3.5.3). Exit status 0 only if every call got an accepted reply; 1 if
- * some did not; 2 for usage or connection errors.
+ * long call, RDMA_NOMSG with a Position-Zero Read chunk the server pulls (RFC 8166 §3.5.3).
+ * Exit status 0 only if every call got an accepted reply; 1 if some did not; 2 for usage or
+ * connection errors. Built on the typed layer ({@link OncRpcClient}), so a refused call
+ * prints what the server said.
  */
 public final class RpcRdmaPing {
     private RpcRdmaPing() {}
@@ -69,14 +75,15 @@ public final class RpcRdmaPing {
         long[] rtt = new long[count];
         int ok = 0;
         try (RpcRdmaClient c = RpcRdmaClient.connect(addr, RpcRdmaOptions.defaults())) {
-            RpcClient rpc = new RpcClient(c, prog, vers);
+            OncRpcClient rpc = new OncRpcClient(RpcTransport.of(c), prog, vers);
+            RpcProcedure<byte[], Void> padded = new RpcProcedure<>(0, Codecs.fixedOpaque(pad), Codecs.VOID);
             System.out.printf("RPC-over-RDMA NULL to %s program %d version %d (inline %d/%d)%s%n", addr, prog, vers,
                     c.connection().sendInlineThreshold(), c.connection().receiveInlineThreshold(),
                     pad == 0 ? "" : ", " + pad + " bytes of padding after the call header");
             for (int i = 0; i < count; i++) {
                 long t0 = System.nanoTime();
                 try {
-                    rpc.call(0, new byte[pad], 30, TimeUnit.SECONDS);
+                    rpc.call(padded, new byte[pad], 30, TimeUnit.SECONDS);
                     rtt[ok++] = System.nanoTime() - t0;
                     System.out.printf("reply from %s: seq=%d time=%.1f us%n", addr, i, rtt[ok - 1] / 1000.0);
                 } catch (Exception e) {

@@ -1,0 +1,204 @@
+package org.rpcrdma.oncrpc;
+
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.rpcrdma.transport.wire.XdrException;
+import org.rpcrdma.transport.wire.XdrReader;
+import org.rpcrdma.transport.wire.XdrWriter;
+
+/**
+ * Codecs for the XDR types of RFC 4506 and the combinators that build a program's types
+ * from them. Every length a decoder reads from the wire is checked against the type's
+ * declared maximum and against the bytes left before anything is allocated, in
+ * {@code long} arithmetic (a length near 2^32 can't wrap into a small one), so a peer's
+ * claim can neither make us read past its message nor allocate what it claimed.
+ */
+public final class Codecs {
+    private Codecs() {}
+
+    /** XDR void (§4.16): nothing on the wire; encodes and decodes {@code null}. */
+    public static final XdrCodec<Void> VOID = XdrCodec.of((w, v) -> { }, r -> null);
+    /** int (§4.1). */
+    public static final XdrCodec<Integer> INT = XdrCodec.of(XdrWriter::writeInt, XdrReader::readInt);
+    /** unsigned int (§4.2) as a long in [0, 2^32); encoding anything else is a caller bug. */
+    public static final XdrCodec<Long> UNSIGNED_INT = XdrCodec.of((w, v) -> {
+        if (v < 0 || v > 0xFFFF_FFFFL) {
+            throw new IllegalArgumentException("unsigned int out of range: " + v);
+        }
+        w.writeInt((int) (long) v);
+    }, XdrReader::readUnsignedInt);
+    /** hyper (§4.5). */
+    public static final XdrCodec<Long> HYPER = XdrCodec.of(XdrWriter::writeLong, XdrReader::readLong);
+    /** unsigned hyper (§4.5): the 64 bits in a long (use {@link Long#toUnsignedString}). */
+    public static final XdrCodec<Long> UNSIGNED_HYPER = XdrCodec.of(XdrWriter::writeLong, XdrReader::readUnsignedLong);
+    /** float (§4.6), bit for bit (NaN payloads and -0.0 survive). */
+    public static final XdrCodec<Float> FLOAT = XdrCodec.of(XdrWriter::writeFloat, XdrReader::readFloat);
+    /** double (§4.7), bit for bit. */
+    public static final XdrCodec<Double> DOUBLE = XdrCodec.of(XdrWriter::writeDouble, XdrReader::readDouble);
+    /** bool (§4.4): only 0 and 1 decode. */
+    public static final XdrCodec<Boolean> BOOL = XdrCodec.of(XdrWriter::writeBoolean, XdrReader::readBoolean);
+    /** string&lt;&gt; (§4.11) with no declared maximum (still bounded by the message). */
+    public static final XdrCodec<String> STRING = string(Integer.MAX_VALUE);
+    /** opaque&lt;&gt; (§4.10) with no declared maximum (still bounded by the message). */
+    public static final XdrCodec<byte[]> OPAQUE = opaque(Integer.MAX_VALUE);
+
+    /** string&lt;max&gt; (§4.11), UTF-8; longer on the wire is a decode error, longer to send a caller bug. */
+    public static XdrCodec<String> string(int max) {
+        checkMax(max);
+        return XdrCodec.of((w, s) -> {
+            byte[] b = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            checkLength(b.length, max, "string");
+            w.writeOpaque(b);
+        }, r -> r.readString(max));
+    }
+
+    /** opaque&lt;max&gt; (§4.10). */
+    public static XdrCodec<byte[]> opaque(int max) {
+        checkMax(max);
+        return XdrCodec.of((w, b) -> {
+            checkLength(b.length, max, "opaque");
+            w.writeOpaque(b);
+        }, r -> r.readOpaque(max));
+    }
+
+    /** opaque[n] (§4.9): exactly {@code n} bytes and their pad. */
+    public static XdrCodec<byte[]> fixedOpaque(int n) {
+        checkMax(n);
+        return XdrCodec.of((w, b) -> {
+            if (b.length != n) {
+                throw new IllegalArgumentException("fixed opaque of " + n + " bytes given " + b.length);
+            }
+            w.writeFixedOpaque(b);
+        }, r -> r.readFixedOpaque(n));
+    }
+
+    /**
+     * T&lt;max&gt; (§4.13) as a list. The count is checked against {@code max} and against
+     * the bytes left (every element of a non-void XDR type takes at least 4 bytes) before
+     * the list is made, so arrays of void are not supported.
+     */
+    public static <T> XdrCodec<List<T>> array(XdrCodec<T> element, int max) {
+        checkMax(max);
+        return XdrCodec.of((w, list) -> {
+            checkLength(list.size(), max, "array");
+            w.writeInt(list.size());
+            for (T t : list) {
+                element.encode(w, t);
+            }
+        }, r -> {
+            int n = r.readArrayLength(max, 4);
+            List<T> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                out.add(element.decode(r));
+            }
+            return Collections.unmodifiableList(out);
+        });
+    }
+
+    /** int&lt;max&gt; (§4.13) as an int[] (no boxing). */
+    public static XdrCodec<int[]> intArray(int max) {
+        checkMax(max);
+        return XdrCodec.of((w, a) -> {
+            checkLength(a.length, max, "array");
+            w.writeInt(a.length);
+            for (int v : a) {
+                w.writeInt(v);
+            }
+        }, r -> {
+            int[] a = new int[r.readArrayLength(max, 4)];
+            for (int i = 0; i < a.length; i++) {
+                a[i] = r.readInt();
+            }
+            return a;
+        });
+    }
+
+    /** *T, optional-data (§4.19): a bool, then the value when it is 1. */
+    public static <T> XdrCodec<Optional<T>> optional(XdrCodec<T> element) {
+        return XdrCodec.of((w, o) -> {
+            w.writeBoolean(o.isPresent());
+            o.ifPresent(v -> element.encode(w, v));
+        }, r -> r.readBoolean() ? Optional.of(element.decode(r)) : Optional.empty());
+    }
+
+    /** enum (§4.3) as a Java enum: only its constants' values decode. */
+    public static <E extends Enum<E> & XdrEnum> XdrCodec<E> enumeration(Class<E> type) {
+        Map<Integer, E> byValue = new HashMap<>();
+        for (E e : type.getEnumConstants()) {
+            if (byValue.put(e.value(), e) != null) {
+                throw new IllegalArgumentException(type.getName() + ": value " + e.value() + " used twice");
+            }
+        }
+        return XdrCodec.of((w, e) -> w.writeInt(e.value()), r -> {
+            int v = r.readInt();
+            E e = byValue.get(v);
+            if (e == null) {
+                throw new XdrException(type.getSimpleName() + " has no value " + v);
+            }
+            return e;
+        });
+    }
+
+    /**
+     * opaque&lt;max&gt; as a DDP-eligible payload (an NFS WRITE's data; RFC 8166 §6): the
+     * sender gives a {@link MemorySegment} (no copy to a byte[] first), the receiver gets a
+     * heap segment it owns. Inline today; the item a Read or Write chunk will carry once
+     * the transport has chunks ({@link XdrCodec#ddpEligible()}).
+     */
+    public static XdrCodec<MemorySegment> payload(int max) {
+        checkMax(max);
+        return new Payload(max, null);
+    }
+
+    /**
+     * opaque&lt;max&gt; decoded into the caller's {@code receptacle} (an NFS READ's buffer):
+     * the result is the slice of it that was filled. More data than the receptacle holds is
+     * a decode error. With chunks the receptacle is what a Write chunk will point at, so the
+     * data lands there without a copy.
+     */
+    public static XdrCodec<MemorySegment> payloadInto(MemorySegment receptacle) {
+        return new Payload((int) Math.min(Integer.MAX_VALUE, receptacle.byteSize()), receptacle);
+    }
+
+    /** A DDP-eligible opaque (see {@link #payload}). */
+    private record Payload(int max, MemorySegment receptacle) implements XdrCodec<MemorySegment> {
+        @Override
+        public void encode(XdrWriter w, MemorySegment data) {
+            checkLength(data.byteSize(), max, "payload");
+            // the data follows the length word; its position is what a Read chunk will carry
+            MessageEncoder.ddpItem(w.written() + 4, data.byteSize());
+            w.writeOpaque(data, 0, (int) data.byteSize());
+        }
+
+        @Override
+        public MemorySegment decode(XdrReader r) throws XdrException {
+            int n = r.readOpaqueLength(max);
+            MemorySegment into = receptacle != null ? receptacle.asSlice(0, n) : MemorySegment.ofArray(new byte[n]);
+            MemorySegment.copy(r.segment(), r.position(), into, 0, n);
+            r.skip(org.rpcrdma.transport.wire.Xdr.roundUp((long) n));
+            return into;
+        }
+
+        @Override
+        public boolean ddpEligible() {
+            return true;
+        }
+    }
+
+    private static void checkMax(int max) {
+        if (max < 0) {
+            throw new IllegalArgumentException("negative maximum " + max);
+        }
+    }
+
+    private static void checkLength(long n, int max, String what) {
+        if (n > max) {
+            throw new IllegalArgumentException(what + " of " + n + " exceeds its maximum " + max);
+        }
+    }
+}

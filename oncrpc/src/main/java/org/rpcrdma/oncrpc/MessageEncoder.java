@@ -1,0 +1,118 @@
+package org.rpcrdma.oncrpc;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.function.Consumer;
+import org.rpcrdma.transport.wire.XdrOverflowException;
+import org.rpcrdma.transport.wire.XdrWriter;
+
+/**
+ * Encodes one RPC message (header and body) into a heap segment of exactly its size. A
+ * codec does not say how large its value is, so the message is encoded into a buffer that
+ * grows: encode, and when the writer runs out ({@link XdrOverflowException}, nothing else),
+ * encode again into one twice as large. Codecs are pure functions of their value, so a
+ * second pass writes the same bytes. The transport copies the message into its registered
+ * send buffer, so the heap bytes are not kept.
+ *
+ * <p>The DDP seam: while a message is encoded here, each DDP-eligible item
+ * ({@link XdrCodec#ddpEligible()}, {@link Codecs#payload}) records where its data lies in
+ * the message ({@link Encoded#ddpOffsets()}, {@link Encoded#ddpLengths()}): exactly the
+ * input of the transport's chunk arithmetic ({@code StreamReduction.reduce}, RFC 8166
+ * §3.4), which turns them into a Read list once the transport sends chunks.
+ */
+final class MessageEncoder {
+    /** Most messages (headers, small arguments) fit the first try. */
+    static final int FIRST_TRY = 512;
+    /**
+     * A message larger than this is refused here: today the transport sends only inline
+     * messages (at most 256 KiB), and with chunks a bulk payload moves by DDP, not in the
+     * encoded stream.
+     */
+    static final int MAX_MESSAGE = 64 << 20;
+
+    /**
+     * The DDP-eligible items of the message being encoded on this thread: one reusable
+     * holder per thread, so a message without any allocates nothing for them.
+     */
+    private static final ThreadLocal<Items> ITEMS = ThreadLocal.withInitial(Items::new);
+    private static final long[] NONE = new long[0];
+
+    /**
+     * An encoded message and its DDP-eligible items: item i's data is
+     * {@code [ddpOffsets[i], ddpOffsets[i] + ddpLengths[i])} of {@code message} (after its
+     * length word; the XDR roundup follows), offsets counted from the XID, ascending.
+     */
+    record Encoded(MemorySegment message, long[] ddpOffsets, long[] ddpLengths) {}
+
+    private MessageEncoder() {}
+
+    /** The bytes {@code body} writes, in a segment of exactly that size. */
+    static MemorySegment encode(Consumer<XdrWriter> body) {
+        return encodeWithItems(body).message();
+    }
+
+    /** The bytes {@code body} writes and where its DDP-eligible items lie in them. */
+    static Encoded encodeWithItems(Consumer<XdrWriter> body) {
+        Items items = ITEMS.get();
+        if (items.active) { // a codec that encodes a message of its own: give it its own holder
+            ITEMS.set(new Items());
+            try {
+                return encodeWithItems(body);
+            } finally {
+                ITEMS.set(items);
+            }
+        }
+        items.active = true;
+        try {
+            for (int size = FIRST_TRY; ; size *= 2) {
+                byte[] buf = new byte[size];
+                XdrWriter w = new XdrWriter(MemorySegment.ofArray(buf), 0, size);
+                items.count = 0; // each pass locates them again
+                try {
+                    body.accept(w);
+                } catch (XdrOverflowException e) {
+                    if (size >= MAX_MESSAGE) {
+                        throw new IllegalArgumentException("RPC message larger than " + MAX_MESSAGE + " bytes", e);
+                    }
+                    continue;
+                }
+                MemorySegment m = MemorySegment.ofArray(buf).asSlice(0, w.written());
+                return items.count == 0 ? new Encoded(m, NONE, NONE)
+                        : new Encoded(m, Arrays.copyOf(items.offsets, items.count), Arrays.copyOf(items.lengths, items.count));
+            }
+        } finally {
+            items.active = false;
+            items.count = 0;
+        }
+    }
+
+    /**
+     * Called by a DDP-eligible codec just before it writes its item: its data will start at
+     * {@code dataOffset} of the message and take {@code length} bytes. Outside an encode
+     * here (a codec used on a caller's own writer) it does nothing.
+     */
+    static void ddpItem(long dataOffset, long length) {
+        Items items = ITEMS.get();
+        if (items.active) {
+            items.add(dataOffset, length);
+        }
+    }
+
+    /** A growable pair of arrays (few items per message: usually none or one). */
+    private static final class Items {
+        boolean active;
+        long[] offsets = new long[2];
+        long[] lengths = new long[2];
+        int count;
+
+        void add(long offset, long length) {
+            if (count == offsets.length) {
+                offsets = Arrays.copyOf(offsets, count * 2);
+                lengths = Arrays.copyOf(lengths, count * 2);
+            }
+            offsets[count] = offset;
+            lengths[count] = length;
+            count++;
+        }
+    }
+}

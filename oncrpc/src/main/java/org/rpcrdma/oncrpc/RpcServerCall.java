@@ -1,0 +1,132 @@
+package org.rpcrdma.oncrpc;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.rpcrdma.transport.Connection;
+import org.rpcrdma.transport.IncomingCall;
+import org.rpcrdma.transport.wire.AuthSys;
+import org.rpcrdma.transport.wire.OncRpc;
+import org.rpcrdma.transport.wire.OpaqueAuth;
+import org.rpcrdma.transport.wire.RpcReplyHeader;
+
+/**
+ * A call being served: who sent it and how to answer it. Answer exactly once, now or
+ * later, from any thread: {@link #reply} with results, or one of the error replies a
+ * procedure may give (RFC 5531 §9). A second answer throws {@link IllegalStateException}.
+ *
+ * @param <R> the procedure's result type
+ */
+public final class RpcServerCall<R> {
+    private final IncomingCall in;
+    private final int program;
+    private final int version;
+    private final int procedure;
+    private final int authFlavor;
+    private final AuthSys authSys;
+    private final XdrCodec<R> results;
+    private final AtomicBoolean answered = new AtomicBoolean();
+
+    RpcServerCall(IncomingCall in, int program, int version, int procedure, int authFlavor, AuthSys authSys,
+            XdrCodec<R> results) {
+        this.in = in;
+        this.program = program;
+        this.version = version;
+        this.procedure = procedure;
+        this.authFlavor = authFlavor;
+        this.authSys = authSys;
+        this.results = results;
+    }
+
+    public int xid() {
+        return in.xid();
+    }
+
+    public int program() {
+        return program;
+    }
+
+    public int version() {
+        return version;
+    }
+
+    public int procedure() {
+        return procedure;
+    }
+
+    /** The credential's flavor: {@link OncRpc#AUTH_NONE} or {@link OncRpc#AUTH_SYS}. */
+    public int authFlavor() {
+        return authFlavor;
+    }
+
+    /** The caller's AUTH_SYS credential (uid, gid, gids, machine name), or null for AUTH_NONE. */
+    public AuthSys authSys() {
+        return authSys;
+    }
+
+    /**
+     * The connection the call came on: on a server, the one to make backward calls on to
+     * this client (once it enabled its backchannel); on a client, the backchannel's.
+     */
+    public Connection connection() {
+        return in.connection();
+    }
+
+    /** Whether the call has been answered. */
+    public boolean isAnswered() {
+        return answered.get();
+    }
+
+    /**
+     * Answers MSG_ACCEPTED / SUCCESS with {@code result}. DDP seam: once the transport has
+     * chunks, a DDP-eligible result item goes into the Write chunk the caller provided
+     * (and a large reply into its Reply chunk) instead of inline.
+     *
+     * @throws org.rpcrdma.transport.ReplyRefusedException if the reply is too large to
+     *         send inline (the caller got RDMA_ERROR / ERR_CHUNK instead)
+     */
+    public void reply(R result) {
+        claim();
+        MemorySegment m;
+        try {
+            m = MessageEncoder.encode(w -> {
+                RpcReplyHeader.encodeAccepted(w, in.xid(), OpaqueAuth.NONE, OncRpc.SUCCESS);
+                results.encode(w, result);
+            });
+        } catch (RuntimeException e) {
+            in.reply(Replies.accepted(in.xid(), OncRpc.SYSTEM_ERR)); // the caller still gets its answer
+            throw e;
+        }
+        in.reply(m);
+    }
+
+    /** Answers SYSTEM_ERR (the server failed). */
+    public void replySystemErr() {
+        claim();
+        in.reply(Replies.accepted(in.xid(), OncRpc.SYSTEM_ERR));
+    }
+
+    /** Answers GARBAGE_ARGS (arguments that decode but the procedure can't take). */
+    public void replyGarbageArgs() {
+        claim();
+        in.reply(Replies.accepted(in.xid(), OncRpc.GARBAGE_ARGS));
+    }
+
+    /** Answers MSG_DENIED / AUTH_ERROR, e.g. {@link OncRpc#AUTH_TOOWEAK} for a credential this procedure refuses. */
+    public void replyAuthError(int authStat) {
+        claim();
+        in.reply(Replies.authError(in.xid(), authStat));
+    }
+
+    /** The dispatcher's SYSTEM_ERR for a handler that threw, unless it answered first. */
+    void answerIfUnanswered() {
+        if (answered.compareAndSet(false, true)) {
+            in.reply(Replies.accepted(in.xid(), OncRpc.SYSTEM_ERR));
+        }
+    }
+
+    private void claim() {
+        if (!answered.compareAndSet(false, true)) {
+            throw new IllegalStateException("call 0x" + Integer.toHexString(in.xid()) + " already answered");
+        }
+    }
+}

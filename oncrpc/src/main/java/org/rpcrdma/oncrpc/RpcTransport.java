@@ -1,0 +1,56 @@
+package org.rpcrdma.oncrpc;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.rpcrdma.transport.Backchannel;
+import org.rpcrdma.transport.Connection;
+import org.rpcrdma.transport.ReceivedMessage;
+import org.rpcrdma.transport.RpcRdmaClient;
+
+/**
+ * Where an {@link OncRpcClient} sends its calls: one of the transport's call paths, each
+ * with its own rules for timeouts, reconnects and backward calls. A forward client uses
+ * {@link #of(RpcRdmaClient)} (follows reconnects) or {@link #of(Connection)}; a server
+ * makes backward calls with {@link #of(Backchannel)} (they wait for a client that lost its
+ * connection to return, RFC 8167 §5.4) or on the {@link Connection} a call arrived on.
+ */
+@FunctionalInterface
+public interface RpcTransport {
+    /** {@code timeoutNanos} for "the transport's default" ({@code RpcRdmaOptions.callTimeoutMillis}). */
+    long DEFAULT_TIMEOUT = -1;
+
+    /**
+     * Sends one RPC call message (from its XID on); the future completes with the reply,
+     * which the caller releases, or with the transport's exception.
+     *
+     * @param timeoutNanos the call's deadline, {@code 0} for none, {@link #DEFAULT_TIMEOUT}
+     *                     for the transport's default
+     */
+    CompletableFuture<ReceivedMessage> send(MemorySegment rpcCall, long timeoutNanos);
+
+    /** Calls on one connection: forward from a client, backward from a server. */
+    static RpcTransport of(Connection c) {
+        return (m, t) -> t == DEFAULT_TIMEOUT ? c.call(m) : c.call(m, t, TimeUnit.NANOSECONDS);
+    }
+
+    /** Forward calls through a client endpoint (after a reconnect, on the new connection), not retried. */
+    static RpcTransport of(RpcRdmaClient client) {
+        return of(client, false);
+    }
+
+    /**
+     * Forward calls through a client endpoint; with {@code retry}, a call whose connection
+     * is lost is sent again with the same XID after the reconnect (for idempotent
+     * procedures, or servers with a duplicate request cache).
+     */
+    static RpcTransport of(RpcRdmaClient client, boolean retry) {
+        return (m, t) -> t == DEFAULT_TIMEOUT ? client.call(m, retry)
+                : client.call(m, t, TimeUnit.NANOSECONDS, retry);
+    }
+
+    /** Backward calls to one client, across its reconnects. */
+    static RpcTransport of(Backchannel b) {
+        return (m, t) -> t == DEFAULT_TIMEOUT ? b.call(m) : b.call(m, t, TimeUnit.NANOSECONDS);
+    }
+}

@@ -1,0 +1,73 @@
+package org.rpcrdma.oncrpc;
+
+import org.rpcrdma.transport.wire.XdrException;
+import org.rpcrdma.transport.wire.XdrReader;
+import org.rpcrdma.transport.wire.XdrWriter;
+
+/**
+ * How one XDR type (RFC 4506) is written and read: the typed layer's counterpart of
+ * oncrpc4j's {@code XdrAble}, but kept apart from the value, so records and JDK types need
+ * no base class. {@link Codecs} has the RFC 4506 types and combinators; a struct is a
+ * codec that encodes its fields in order:
+ *
+ * <pre>{@code
+ * record Point(int x, int y) {}
+ * XdrCodec<Point> POINT = XdrCodec.of(
+ *         (w, p) -> w.writeInt(p.x()).writeInt(p.y()),
+ *         r -> new Point(r.readInt(), r.readInt()));
+ * }</pre>
+ *
+ * <p>Decoding reads received bytes: a codec must use the reader's bounded reads (a length
+ * field checked with {@code readOpaqueLength} / {@code readArrayLength} before anything is
+ * allocated) and throw {@link XdrException} for a value its type does not allow, which a
+ * server answers GARBAGE_ARGS (RFC 5531 §9). Encoding never sizes the buffer itself: the
+ * layer encodes again into a larger one when the writer runs out.
+ *
+ * @param <T> the Java type
+ */
+public interface XdrCodec<T> {
+
+    /** Writes {@code value}. */
+    void encode(XdrWriter w, T value);
+
+    /** Reads a value; {@link XdrException} if the bytes are not one. */
+    T decode(XdrReader r) throws XdrException;
+
+    /**
+     * Whether this item is DDP-eligible (RFC 8166 §6: its Upper-Layer Binding lets it move
+     * by direct data placement, e.g. an NFS WRITE payload or READ data, RFC 8267 §3).
+     * Today every item travels inline; once the transport has chunks, the layer will move
+     * the items of codecs that answer true into a Read chunk (call) or Write chunk (reply)
+     * instead of the XDR stream. See {@link Codecs#payload(int)}.
+     */
+    default boolean ddpEligible() {
+        return false;
+    }
+
+    /** Decoding half of a codec (may throw {@link XdrException}). */
+    @FunctionalInterface
+    interface Decoder<T> {
+        T decode(XdrReader r) throws XdrException;
+    }
+
+    /** Encoding half of a codec. */
+    @FunctionalInterface
+    interface Encoder<T> {
+        void encode(XdrWriter w, T value);
+    }
+
+    /** A codec from its two halves. */
+    static <T> XdrCodec<T> of(Encoder<T> encoder, Decoder<T> decoder) {
+        return new XdrCodec<>() {
+            @Override
+            public void encode(XdrWriter w, T value) {
+                encoder.encode(w, value);
+            }
+
+            @Override
+            public T decode(XdrReader r) throws XdrException {
+                return decoder.decode(r);
+            }
+        };
+    }
+}
