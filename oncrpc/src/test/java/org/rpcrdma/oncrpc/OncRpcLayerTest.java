@@ -26,9 +26,11 @@ import org.rpcrdma.transport.CallTimeoutException;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.ConnectionLostException;
 import org.rpcrdma.transport.InMemoryPair;
+import org.rpcrdma.transport.RdmaErrorException;
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.wire.AuthSys;
+import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.OncRpc;
 
 /** The client and the dispatcher together over the transport joined in memory. */
@@ -233,12 +235,16 @@ class OncRpcLayerTest {
     }
 
     @Test
-    void aCallLargerThanTheInlineThresholdFailsUntilChunksExist() throws Exception {
+    void aCallLargerThanTheInlineThresholdGoesAsALongCallAndAnEchoTooLargeForInlineIsErrChunk() throws Exception {
+        // The transport sends the call through a Position-Zero Read chunk; the layer offers no
+        // Reply chunk yet, so the echo of it cannot come back: RDMA_ERROR / ERR_CHUNK.
         pair = InMemoryPair.open(OPTS, dispatcher());
         CompletableFuture<byte[]> f = forward(2).callAsync(TestProgram.ECHO_OPAQUE, new byte[OPTS.inlineThreshold()]);
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
-        assertInstanceOf(RpcRdmaException.class, e.getCause());
-        assertTrue(e.getCause().getMessage().contains("chunks"), e.getCause().getMessage());
+        assertInstanceOf(RdmaErrorException.class, e.getCause());
+        assertEquals(RpcRdma.ERR_CHUNK, ((RdmaErrorException) e.getCause()).errorCode());
+        assertEquals(1, pair.client().stats().longCallsSent.sum());
+        assertEquals(1, pair.server().stats().chunkedCallsReceived.sum(), "the server pulled the call");
         assertNull(held.peek());
         assertThrows(CompletionException.class, f::join);
     }

@@ -56,7 +56,15 @@ public final class Connection implements AutoCloseable {
 
     /** Immutable per-connection parameters, fixed after private-data negotiation. */
     record Params(boolean client, int sendInline, int receiveInline, int ownCallCredits, int grantToPeer,
-            boolean remoteInvalidation, int signalEvery, long callTimeoutMillis) {
+            boolean remoteInvalidation, int signalEvery, long callTimeoutMillis, int maxChunkBytes,
+            int maxChunkSegments) {
+        /** With the default chunk limits. */
+        Params(boolean client, int sendInline, int receiveInline, int ownCallCredits, int grantToPeer,
+                boolean remoteInvalidation, int signalEvery, long callTimeoutMillis) {
+            this(client, sendInline, receiveInline, ownCallCredits, grantToPeer, remoteInvalidation, signalEvery,
+                    callTimeoutMillis, RpcRdmaOptions.DEFAULT_MAX_CHUNK_BYTES, RpcRdmaOptions.DEFAULT_MAX_CHUNK_SEGMENTS);
+        }
+
         Params {
             if (sendInline < RpcRdma.INLINE_MSG_HEADER_BYTES + 8 || receiveInline < RpcRdma.INLINE_MSG_HEADER_BYTES + 8) {
                 throw new IllegalArgumentException("inline thresholds too small");
@@ -75,6 +83,7 @@ public final class Connection implements AutoCloseable {
     private final Link link;
     private final ReceiveQueue receives;
     private final SendQueue sends;
+    private final RdmaQueue rdma;
     private final Requester requester;
     private final Responder responder;
     private final Unmarshal unmarshal;
@@ -107,7 +116,11 @@ public final class Connection implements AutoCloseable {
         this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(),
                 params.grantToPeer(), receives, sends, stats,
                 () -> lost(new RpcRdmaException("every credit is held by an abandoned call: the peer is not answering")));
-        this.responder = new Responder(this, params.client(), params.grantToPeer(), params.sendInline(), sends, stats);
+        this.rdma = new RdmaQueue(link, stats);
+        this.responder = new Responder(this, params.client(), params.grantToPeer(), params.sendInline(), sends, stats,
+                new ReplyWriter(link, rdma, sends, params.sendInline(), params.maxChunkBytes(), stats),
+                new ReadChunkPuller(link, rdma), params.maxChunkBytes(), params.maxChunkSegments(),
+                link.rdmaDepth() > 0);
         this.unmarshal = new Unmarshal(this, RpcRdmaHeader.forInlineThreshold(params.receiveInline()), requester,
                 responder, stats);
         Events.state(name, "OPEN", "inline " + params.sendInline() + "/" + params.receiveInline());
@@ -221,6 +234,11 @@ public final class Connection implements AutoCloseable {
         return state == State.OPEN;
     }
 
+    /** The link below (for tests that play a late or hostile RDMA operation). */
+    Link link() {
+        return link;
+    }
+
     /** Receive-pool buffer {@code slot} (in-memory links write received bytes here). */
     MemorySegment receiveBuffer(int slot) {
         return receives.buffer(slot);
@@ -315,6 +333,45 @@ public final class Connection implements AutoCloseable {
         return call(rpcCall, params.callTimeoutMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * {@link #call(MemorySegment)} allowing a reply of up to {@code maxReplyBytes}: when that
+     * does not fit the receive inline threshold, the call offers a Reply chunk that large
+     * (RFC 8166 §3.5.4). A call too large for the send inline threshold always goes as a
+     * long call (RDMA_NOMSG, Position-Zero Read chunk) on a client; a server's backward
+     * calls must fit inline.
+     */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, int maxReplyBytes) {
+        return call(rpcCall, null, null, maxReplyBytes);
+    }
+
+    /**
+     * A call with direct data placement (RFC 8166 §3.4.5-3.4.6), as NFS READ and WRITE use
+     * it. {@code payload} (may be null) marks the call's DDP-eligible argument: when the call
+     * does not fit inline it travels in a read chunk the server pulls, the rest inline.
+     * {@code receptacle} (may be null) is where a DDP result goes: offered as a write chunk
+     * of its size; the reply's {@link ReceivedMessage#placedBytes()} says how many bytes the
+     * server placed there (checked against what was offered), already copied into it when
+     * the future completes. A reply over the receive inline threshold needs
+     * {@code maxReplyBytes} (a Reply chunk that large is offered).
+     */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, DdpArgument payload, MemorySegment receptacle,
+            int maxReplyBytes) {
+        if (maxReplyBytes < 0 || maxReplyBytes > params.maxChunkBytes()) {
+            throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " is not in [0, "
+                    + params.maxChunkBytes() + "] (maxChunkBytes)");
+        }
+        if (payload != null && payload.paddedEnd() > rpcCall.byteSize()) {
+            throw new IllegalArgumentException(payload + " with its XDR pad lies beyond the " + rpcCall.byteSize()
+                    + "-byte call");
+        }
+        if (receptacle != null && (receptacle.byteSize() == 0 || receptacle.byteSize() > params.maxChunkBytes())) {
+            throw new IllegalArgumentException("receptacle of " + receptacle.byteSize() + " bytes is not in [1, "
+                    + params.maxChunkBytes() + "] (maxChunkBytes)");
+        }
+        return call(rpcCall, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()), false, maxReplyBytes, payload,
+                receptacle);
+    }
+
     /** {@link #call(MemorySegment)} with its own timeout ({@code 0}: none). */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit) {
         return call(rpcCall, unit.toNanos(timeout), false);
@@ -325,6 +382,11 @@ public final class Connection implements AutoCloseable {
      * the reply, handed to the owner to send again (same XID) after reconnect.
      */
     CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry) {
+        return call(rpcCall, timeoutNanos, retry, 0, null, null);
+    }
+
+    private CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry,
+            int maxReplyBytes, DdpArgument payload, MemorySegment receptacle) {
         if (!params.client() && !backchannelReady) {
             throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
                     + " backward call not sent");
@@ -333,6 +395,8 @@ public final class Connection implements AutoCloseable {
         if (c.isDone()) {
             return c;
         }
+        c.maxReplyBytes(maxReplyBytes);
+        c.ddp(payload, receptacle);
         c.deadline(name, timeoutNanos, false);
         submit(c);
         return c;
@@ -369,12 +433,10 @@ public final class Connection implements AutoCloseable {
     }
 
     private void submit(OutgoingCall c) {
-        if (!Marshal.fitsInline(c.message().byteSize(), params.sendInline())) {
-            // checked here, not at issue: a call parked or handed over meets this
-            // connection's negotiated threshold only now
-            c.fail(new RpcRdmaException(name + ": call of " + c.message().byteSize() + " bytes exceeds the "
-                    + Marshal.inlineLimit(params.sendInline()) + " bytes that fit the send inline threshold "
-                    + params.sendInline() + " (chunks not supported yet)"));
+        // Checked here, not at issue: a call parked or handed over meets this connection's
+        // negotiated thresholds only now.
+        if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline())
+                && !ChunkMarshal.expose(name, params, link, c)) {
             return;
         }
         boolean taken;
@@ -504,6 +566,19 @@ public final class Connection implements AutoCloseable {
         settle();
     }
 
+    /** A signalled RDMA Read or Write completed (the link's token). */
+    void onRdmaCompleted(int token) {
+        if (state == State.LOST) {
+            return;
+        }
+        try {
+            rdma.completed(token);
+        } catch (RuntimeException e) {
+            sends.noteFailure(e);
+        }
+        settle();
+    }
+
     /** A posted receive came back flushed (QP in error): the connection is gone. */
     void onReceiveFlushed(int slot) {
         if (state != State.LOST) {
@@ -569,6 +644,7 @@ public final class Connection implements AutoCloseable {
         // the loss, so what a failed call observes is the final state.
         receives.shutdown();
         sends.shutdown();
+        rdma.shutdown();
         Requester.Taken t = requester.takeAll();
         synchronized (drained) {
             drained.notifyAll();

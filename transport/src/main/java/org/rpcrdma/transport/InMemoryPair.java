@@ -3,6 +3,9 @@ package org.rpcrdma.transport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.Link;
 
 /**
@@ -16,6 +19,13 @@ import org.rpcrdma.transport.core.Link;
  * (a trampoline, so a handler that replies at once does not recurse): a call answered
  * synchronously has completed when {@code call} returns. Not thread-safe for sends from
  * several threads at once; use the real endpoints for that.
+ *
+ * <p>RDMA Read and Write are emulated over a registry of exposed memory keyed by rkey, as
+ * an RNIC checks them: the rkey must be one the peer exposed and has not invalidated, the
+ * range must lie inside what it exposed (addresses are the memory's own, as with verbs'
+ * virtual addressing), and a Write needs a writable exposure; anything else is a remote
+ * access error that ends the connection on both sides, as it puts both QPs in error.
+ * The server side does RDMA Read/Write (the responder does them all, RFC 8166 §3.4).
  *
  * <pre>{@code
  * try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), handler)) {
@@ -32,6 +42,11 @@ public final class InMemoryPair implements AutoCloseable {
     private static final int RECEIVE = 0;
     private static final int SEND_DONE = 1;
     private static final int LOST = 2;
+    private static final int RDMA_DONE = 3;
+    /** Memory exposed by either side: rkey -> region. */
+    private final ConcurrentHashMap<Integer, Exposed> exposed = new ConcurrentHashMap<>();
+
+    private record Exposed(End owner, MemorySegment memory, boolean writable) {}
     private final Object wire = new Object();
     private int[] kinds = new int[64];
     private int[] slots = new int[64];
@@ -42,10 +57,12 @@ public final class InMemoryPair implements AutoCloseable {
     private boolean draining;
 
     private InMemoryPair(RpcRdmaOptions o, CallHandler handler) {
-        End c = new End();
-        End s = new End();
+        End c = new End(0);
+        End s = new End(o.rdmaDepth());
         c.peer = s;
         s.peer = c;
+        clientEnd = c;
+        serverEnd = s;
         client = side(true, "in-memory client", o, c);
         server = side(false, "in-memory server", o, s);
         server.handler(handler);
@@ -60,7 +77,8 @@ public final class InMemoryPair implements AutoCloseable {
         var pool = Connection.receivePool(end, arena.allocate((long) o.receiveBuffers(isClient) * inline),
                 o.receiveBuffers(isClient), inline, o.receiveBatch(), stats);
         Connection conn = new Connection(name, new Connection.Params(isClient, inline, inline, o.ownCalls(isClient),
-                o.peerCalls(isClient), false, o.signalEvery(), o.callTimeoutMillis()), end, pool,
+                o.peerCalls(isClient), false, o.signalEvery(), o.callTimeoutMillis(), o.maxChunkBytes(),
+                o.maxChunkSegments()), end, pool,
                 o.sendContexts(isClient), arena.allocate((long) o.sendContexts(isClient) * inline), stats);
         end.conn = conn;
         return conn;
@@ -79,8 +97,45 @@ public final class InMemoryPair implements AutoCloseable {
         return server;
     }
 
+    /**
+     * Package-private, for tests that play a requester by hand: exposes {@code memory} of
+     * the client side to the server's RDMA Reads (and Writes if {@code writable}).
+     */
+    int exposeOnClient(MemorySegment memory, boolean writable) {
+        return ((End) clientEnd).expose(new ChunkBuffer(memory, 0, null, b -> { }), 0, memory.byteSize(), writable);
+    }
+
+    /** The server side's link (for tests that play a late or hostile RDMA operation). */
+    Link serverLink() {
+        return serverEnd;
+    }
+
+    private Link serverEnd;
+
+    /** Withdraws an rkey (either side's). */
+    void invalidate(int rkey) {
+        exposed.remove(rkey);
+    }
+
+    /** Rkeys exposed now (either side). */
+    int exposedCount() {
+        return exposed.size();
+    }
+
+    private Link clientEnd;
+
     /** Runs deliveries in order on this thread; nested sends are queued behind the current one. */
     private void transmit(int kind, End target, int slot, int length) {
+        transmit(kind, target, slot, length, true);
+    }
+
+    /**
+     * Queues a delivery; with {@code drain}, runs the queue on this thread unless another
+     * thread (or an outer frame of this one) already does. An RDMA completion is queued
+     * without draining: it is posted under the connection's RDMA lock, and the Send that
+     * follows every RDMA job (or the delivery running now) drains it.
+     */
+    private void transmit(int kind, End target, int slot, int length, boolean drain) {
         synchronized (wire) {
             if (count == kinds.length) {
                 grow();
@@ -91,7 +146,7 @@ public final class InMemoryPair implements AutoCloseable {
             slots[i] = slot;
             lengths[i] = length;
             count++;
-            if (draining) {
+            if (draining || !drain) {
                 return;
             }
             draining = true;
@@ -117,6 +172,7 @@ public final class InMemoryPair implements AutoCloseable {
             switch (k) {
                 case RECEIVE -> t.conn.onReceive(sl, len);
                 case SEND_DONE -> t.conn.onSendCompleted(sl);
+                case RDMA_DONE -> t.conn.onRdmaCompleted(sl);
                 default -> t.conn.onLinkLost(new RpcRdmaException("in-memory link disconnected"));
             }
         }
@@ -148,6 +204,72 @@ public final class InMemoryPair implements AutoCloseable {
         final ArrayDeque<Integer> posted = new ArrayDeque<>();
         End peer;
         volatile boolean down;
+        final int depth;
+
+        End(int depth) {
+            this.depth = depth;
+        }
+
+        @Override
+        public boolean exposesMemory() {
+            return true;
+        }
+
+        @Override
+        public int rdmaDepth() {
+            return depth;
+        }
+
+        @Override
+        public ChunkBuffer allocateChunk(long bytes) {
+            Arena a = Arena.ofShared();
+            return new ChunkBuffer(a.allocate(Math.max(bytes, 1), 64).asSlice(0, bytes), 0, a, b -> a.close());
+        }
+
+        @Override
+        public void postRead(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
+            rdma(false, token, local, localOffset, length, rkey, remoteOffset);
+        }
+
+        @Override
+        public void postWrite(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
+            rdma(true, token, local, localOffset, length, rkey, remoteOffset);
+        }
+
+        private void rdma(boolean write, int token, ChunkBuffer local, long localOffset, int length, int rkey,
+                long remoteOffset) {
+            if (down) {
+                return;
+            }
+            Exposed x = exposed.get(rkey);
+            long base = x == null ? 0 : x.memory().address();
+            if (x == null || x.owner() != peer || (write && !x.writable()) || remoteOffset < base
+                    || remoteOffset + length > base + x.memory().byteSize() || length < 0) {
+                // a remote access error: both QPs go to error
+                disconnect();
+                return;
+            }
+            MemorySegment remote = x.memory().asSlice(remoteOffset - base, length);
+            MemorySegment mine = local.segment().asSlice(localOffset, length);
+            MemorySegment.copy(write ? mine : remote, 0, write ? remote : mine, 0, length);
+            transmit(RDMA_DONE, this, token, 0, false);
+        }
+
+        @Override
+        public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
+            MemorySegment m = local.segment().asSlice(offset, length);
+            while (true) {
+                int rkey = ThreadLocalRandom.current().nextInt();
+                if (rkey != 0 && exposed.putIfAbsent(rkey, new Exposed(this, m, writable)) == null) {
+                    return rkey;
+                }
+            }
+        }
+
+        @Override
+        public void invalidate(int rkey) {
+            exposed.remove(rkey);
+        }
 
         @Override
         public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {

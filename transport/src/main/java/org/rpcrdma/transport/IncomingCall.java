@@ -21,4 +21,36 @@ public interface IncomingCall {
      * the call's receive buffer.
      */
     void reply(MemorySegment rpcReply);
+
+    /**
+     * Replies with a DDP result (an NFS READ's data): {@code payload} is written by RDMA
+     * Write into the call's first write chunk, without XDR pad, and the requester learns its
+     * length from the returned Write list; {@code rpcReply} is the reply without the
+     * payload's bytes (the XDR-reduced reply, RFC 8166 §3.4.6: the data item's length word
+     * stays in it, the data and its pad do not). A reply too large to go inline goes through
+     * the call's Reply chunk. Refused ({@link ReplyRefusedException}, the requester answered
+     * ERR_CHUNK) if the call offered no write chunk that holds {@code payload}.
+     */
+    default void reply(MemorySegment rpcReply, MemorySegment payload) {
+        if (payload == null) {
+            reply(rpcReply);
+            return;
+        }
+        throw new UnsupportedOperationException("DDP replies are not supported by " + getClass().getName());
+    }
+
+    /** Write chunks the requester offered for DDP results (RFC 8166 §3.4.6). */
+    default int writeChunkCount() {
+        return 0;
+    }
+
+    /** Bytes write chunk {@code chunk} holds; 0 if the call offered no such chunk. */
+    default long writeChunkCapacity(int chunk) {
+        return 0;
+    }
+
+    /** Bytes the call's Reply chunk holds (the largest reply it can take beyond inline); 0 if none. */
+    default long replyChunkCapacity() {
+        return 0;
+    }
 }

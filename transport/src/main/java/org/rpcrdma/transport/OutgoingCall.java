@@ -42,6 +42,14 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
     private long deadline;
     private long timeoutMillis;
     private volatile ScheduledFuture<?> timer;
+    /** The largest reply the caller allows (0: what fits inline); set once, before the call is submitted. */
+    private int maxReplyBytes;
+    /** The DDP-eligible argument, or null; set once, before the call is submitted. */
+    private DdpArgument ddp;
+    /** Where a DDP result goes, or null; set once, before the call is submitted. */
+    private java.lang.foreign.MemorySegment receptacle;
+    /** Memory this call exposes on its current connection, or null (an inline call). */
+    private volatile CallExposure exposure;
     private final Events.Call event;
 
     OutgoingCall(int xid, MemorySegment message, boolean retry) {
@@ -67,8 +75,53 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
         return message;
     }
 
+    DdpArgument ddp() {
+        return ddp;
+    }
+
+    MemorySegment receptacle() {
+        return receptacle;
+    }
+
+    void ddp(DdpArgument d, MemorySegment r) {
+        this.ddp = d;
+        this.receptacle = r;
+    }
+
+    int maxReplyBytes() {
+        return maxReplyBytes;
+    }
+
+    void maxReplyBytes(int n) {
+        this.maxReplyBytes = n;
+    }
+
+    CallExposure exposure() {
+        return exposure;
+    }
+
+    /** The call's exposure on the connection that sends it now (the previous one, if any, released). */
+    void exposure(CallExposure x) {
+        CallExposure old = exposure;
+        exposure = x;
+        if (old != null) {
+            old.release();
+        }
+        if (x != null && isDone()) {
+            x.release(); // completed meanwhile: nothing may stay exposed
+        }
+    }
+
+    private void releaseExposure() {
+        CallExposure x = exposure;
+        if (x != null) {
+            x.release();
+        }
+    }
+
     /** Leaves its connection: the bytes must now survive until a later connection sends them. */
     void detach() {
+        releaseExposure(); // its rkeys belonged to that connection
         owner = null;
         MemorySegment m = message;
         if (m.isNative()) {
@@ -106,6 +159,7 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
 
     /** The transport completes the call with its reply; false if the caller had abandoned it. */
     boolean deliver(ReceivedMessage reply) {
+        releaseExposure(); // ORDER: no rkey of this call outlives it (RFC 8166 §4.4)
         deliveredBy = Thread.currentThread();
         boolean done = super.complete(reply);
         finish(done, "reply");
@@ -114,6 +168,7 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
 
     /** The transport fails the call; false if it was already complete. */
     boolean fail(Throwable t) {
+        releaseExposure(); // ORDER: no rkey of this call outlives it (RFC 8166 §4.4)
         boolean done = super.completeExceptionally(t);
         finish(done, t.getClass().getSimpleName());
         return done;
@@ -164,6 +219,7 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
         if (!done) {
             return;
         }
+        releaseExposure(); // a late RDMA Read or Write of the responder now fails
         finish(true, outcome);
         Requester r = owner;
         if (r != null) {

@@ -9,11 +9,26 @@ import java.lang.foreign.MemorySegment;
  */
 public final class ReceivedMessage implements AutoCloseable {
     private final MemorySegment bytes;
+    private final long placed;
     private Runnable releaser;
 
     ReceivedMessage(MemorySegment bytes, Runnable releaser) {
+        this(bytes, releaser, -1);
+    }
+
+    ReceivedMessage(MemorySegment bytes, Runnable releaser, long placed) {
         this.bytes = bytes;
         this.releaser = releaser;
+        this.placed = placed;
+    }
+
+    /**
+     * For a reply to a call made with a receptacle: the bytes the responder placed in it
+     * (from the returned Write list, checked against what was offered; RFC 8166 §4.3.2),
+     * already copied there. -1 if the call offered no receptacle.
+     */
+    public long placedBytes() {
+        return placed;
     }
 
     /** The RPC message bytes; do not use after {@link #release()}. */

@@ -214,7 +214,17 @@ final class Requester {
             table.put(c.xid, c);
             c.state = OutgoingCall.SENT;
             // The rdma_credit of a call is our request (RFC 8166 §3.3.1): our maximum.
-            sends.sendMessage(c.xid, credits.max(), c.message());
+            CallExposure x = c.exposure();
+            if (x == null) {
+                sends.sendMessage(c.xid, credits.max(), c.message());
+            } else {
+                // chunks: the header names them; a long call has no inline message
+                boolean longCall = x.longCall();
+                if (longCall) {
+                    stats.longCallsSent.increment();
+                }
+                sends.sendWithHeader(x.header(), x.inline());
+            }
             stats.callsSent.increment();
         }
         return true;
@@ -239,6 +249,11 @@ final class Requester {
             pumpLocked();
             return c;
         }
+    }
+
+    /** Whether a call of ours with this XID is sent and unanswered. */
+    synchronized boolean isOutstanding(int xid) {
+        return table.contains(xid);
     }
 
     /** A malformed reply for {@code xid}: the call is removed without using the header's grant. */

@@ -16,8 +16,12 @@ import org.rpcrdma.transport.wire.XdrWriter;
  * {@code svc_rdma_recvfrom} / {@code svc_rdma_sendto}): the count of calls the peer has
  * outstanding against the credits we granted, handing calls to the handler, and their
  * replies. It is the one place that sends RDMA_ERROR (only a responder does, and only in
- * answer to a call: RFC 8166 §4.5) and that decides what happens to a reply too large to
- * go inline (a Reply chunk once chunks exist; today RDMA_ERROR / ERR_CHUNK).
+ * answer to a call: RFC 8166 §4.5). Calls with chunks are served too: read chunks are
+ * pulled first ({@link ReadChunkPuller}; the handler gets one message), and the reply goes
+ * inline or through the offered chunks ({@link ReplyWriter}); a reply that needs a Reply
+ * chunk the call did not offer, or chunk lists beyond our limits ({@link ChunkRules}), are
+ * answered RDMA_ERROR / ERR_CHUNK. A client's backward calls with chunks get ERR_CHUNK:
+ * Linux never sends them (RFC 8167 §5.3 allows them; we support them on neither side yet).
  *
  * <p>Every call counted here is answered exactly once (a reply, an RDMA_ERROR, or the
  * connection's loss), so the peer's credits never drift. Holds no lock of its own across
@@ -32,12 +36,23 @@ final class Responder {
     private final int sendInline;
     private final SendQueue sends;
     private final RpcRdmaStats stats;
+    private final ReplyWriter writer;
+    private final ReadChunkPuller puller;
+    private final int maxChunkBytes;
+    private final int maxChunkSegments;
+    private final boolean canRdma;
     private final AtomicInteger outstanding = new AtomicInteger();
     private final AtomicInteger highWater = new AtomicInteger();
     private volatile CallHandler handler;
 
-    Responder(Connection conn, boolean client, int grantToPeer, int sendInline, SendQueue sends, RpcRdmaStats stats) {
+    Responder(Connection conn, boolean client, int grantToPeer, int sendInline, SendQueue sends, RpcRdmaStats stats,
+            ReplyWriter writer, ReadChunkPuller puller, int maxChunkBytes, int maxChunkSegments, boolean canRdma) {
         this.conn = conn;
+        this.writer = writer;
+        this.puller = puller;
+        this.maxChunkBytes = maxChunkBytes;
+        this.maxChunkSegments = maxChunkSegments;
+        this.canRdma = canRdma;
         this.client = client;
         this.grantToPeer = grantToPeer;
         this.sendInline = sendInline;
@@ -67,15 +82,18 @@ final class Responder {
     }
 
     /**
-     * A call arrived inline (decoded header {@code h}, bytes in receive buffer {@code slot}).
+     * A call arrived (decoded header {@code h}, bytes in receive buffer {@code slot}): inline
+     * RDMA_MSG, possibly with chunks, or RDMA_NOMSG with a Position-Zero Read chunk.
      *
      * @return true if the buffer was handed on (released with the reply or by the user)
      */
     boolean onCall(RpcRdmaHeader h, int slot, MemorySegment buf) {
         stats.callsReceived.increment();
         // A Call's rdma_credit is the peer's request, not a grant: it touches no account here.
-        if (!h.hasNoChunks()) {
-            // Chunks are not supported yet, in either direction (RFC 8166 §4.5.2).
+        boolean chunked = !h.hasNoChunks();
+        if (chunked && client) {
+            // Backward calls with chunks (RFC 8167 §5.3): not supported (RFC 8166 §4.5.2).
+            stats.chunkListsRefused.increment();
             sendError(h.xid(), RpcRdma.ERR_CHUNK);
             return false;
         }
@@ -83,7 +101,7 @@ final class Responder {
         if (client && hd == null) {
             // RFC 8167 §6: a backward call before we said we serve them. Linux drops it too.
             LOG.log(Level.WARNING, "{0}: backward call 0x{1} while the backchannel is not served, dropped", conn,
-                    Integer.toHexString(h.rpcXid()));
+                    Integer.toHexString(h.xid()));
             stats.creditViolations.increment();
             return false;
         }
@@ -95,6 +113,9 @@ final class Responder {
             outstanding.decrementAndGet();
             conn.lost(new RpcRdmaException("peer exceeded its " + grantToPeer + " credits"));
             return false;
+        }
+        if (chunked) {
+            return onChunkedCall(h, slot, buf, hd);
         }
         long off = h.messageOffset();
         int len = h.messageLength();
@@ -110,13 +131,75 @@ final class Responder {
             outstanding.decrementAndGet();
             return false;
         }
-        Call in = new Call(xid, new ReceivedMessage(buf.asSlice(off, len), () -> conn.releaseReceive(slot)));
+        handle(hd, new Call(xid, new ReceivedMessage(buf.asSlice(off, len), () -> conn.releaseReceive(slot)),
+                CallChunks.NONE));
+        return true;
+    }
+
+    /**
+     * A call with chunks, counted already: checked against our limits, its read chunks
+     * pulled (the receive buffer is copied out and goes back at once), then handed to the
+     * handler with what it offered for the reply.
+     */
+    private boolean onChunkedCall(RpcRdmaHeader h, int slot, MemorySegment buf, CallHandler hd) {
+        int xid = h.xid();
+        String why = ChunkRules.refusal(h, maxChunkBytes, maxChunkSegments, canRdma);
+        if (why != null) {
+            LOG.log(Level.DEBUG, "{0}: call 0x{1} refused with ERR_CHUNK: {2}", conn, Integer.toHexString(xid), why);
+            refuseChunks(xid);
+            return false;
+        }
+        stats.chunkedCallsReceived.increment();
+        CallChunks chunks = CallChunks.of(h);
+        if (h.readList().isEmpty()) {
+            // nothing to pull: the call is inline, only its reply may use chunks
+            return handleInlineChunked(h, slot, buf, hd, chunks);
+        }
+        if (hd == null) {
+            outstanding.decrementAndGet();
+            return false;
+        }
+        puller.pull(h, buf, msg -> {
+            MemorySegment m = msg.bytes();
+            if (m.byteSize() < 8 || Xdr.getInt(m, 0) != xid || Xdr.getInt(m, 4) != OncRpc.CALL) {
+                // RFC 8166 §4.2.1: the message must be the call rdma_xid names
+                msg.release();
+                LOG.log(Level.DEBUG, "{0}: call 0x{1} pulled from read chunks is not an RPC CALL with that XID",
+                        conn, Integer.toHexString(xid));
+                refuseChunks(xid);
+                return;
+            }
+            handle(hd, new Call(xid, msg, chunks));
+        });
+        return false;
+    }
+
+    private boolean handleInlineChunked(RpcRdmaHeader h, int slot, MemorySegment buf, CallHandler hd,
+            CallChunks chunks) {
+        if (hd == null) {
+            outstanding.decrementAndGet();
+            return false;
+        }
+        int xid = h.rpcXid();
+        long off = h.messageOffset();
+        int len = h.messageLength();
+        handle(hd, new Call(xid, new ReceivedMessage(buf.asSlice(off, len), () -> conn.releaseReceive(slot)), chunks));
+        return true;
+    }
+
+    private void handle(CallHandler hd, Call in) {
         try {
             hd.handle(in);
         } catch (RuntimeException e) {
             in.handlerFailed(e);
         }
-        return true;
+    }
+
+    /** Answers ERR_CHUNK for a call whose chunks we will not use; the call is answered. */
+    private void refuseChunks(int xid) {
+        outstanding.decrementAndGet();
+        stats.chunkListsRefused.increment();
+        sendError(xid, RpcRdma.ERR_CHUNK);
     }
 
     private static MemorySegment systemError(int xid) {
@@ -153,11 +236,28 @@ final class Responder {
     final class Call implements IncomingCall {
         private final int xid;
         private final ReceivedMessage msg;
+        private final CallChunks chunks;
         private boolean answered;
 
-        Call(int xid, ReceivedMessage msg) {
+        Call(int xid, ReceivedMessage msg, CallChunks chunks) {
             this.xid = xid;
             this.msg = msg;
+            this.chunks = chunks;
+        }
+
+        @Override
+        public int writeChunkCount() {
+            return chunks.writes.chunkCount();
+        }
+
+        @Override
+        public long writeChunkCapacity(int chunk) {
+            return chunks.writeCapacity(chunk);
+        }
+
+        @Override
+        public long replyChunkCapacity() {
+            return chunks.replyCapacity();
         }
 
         @Override
@@ -177,6 +277,11 @@ final class Responder {
 
         @Override
         public void reply(MemorySegment rpcReply) {
+            reply(rpcReply, null);
+        }
+
+        @Override
+        public void reply(MemorySegment rpcReply, MemorySegment payload) {
             synchronized (this) {
                 if (answered) {
                     throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
@@ -189,14 +294,31 @@ final class Responder {
                     throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
                             + " is not an RPC REPLY with that XID; the requester was answered RDMA_ERROR/ERR_CHUNK");
                 }
-                if (!Marshal.fitsInline(rpcReply.byteSize(), sendInline)) {
+                if (chunks.isEmpty()) {
+                    if (payload != null) {
+                        refuse(xid);
+                        throw new ReplyRefusedException(conn + ": call 0x" + Integer.toHexString(xid)
+                                + " offered no write chunk for a DDP result; the requester was answered RDMA_ERROR/ERR_CHUNK");
+                    }
+                    if (!Marshal.fitsInline(rpcReply.byteSize(), sendInline)) {
+                        refuse(xid);
+                        throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
+                                + " is " + rpcReply.byteSize() + " bytes, over the " + Marshal.inlineLimit(sendInline)
+                                + " bytes that fit the negotiated inline threshold of " + sendInline + ", and the call"
+                                + " offered no Reply chunk; the requester was answered RDMA_ERROR/ERR_CHUNK");
+                    }
+                    sendReply(xid, rpcReply);
+                    return;
+                }
+                outstanding.decrementAndGet(); // ORDER: before the Send that lets the peer call again
+                String why = writer.send(xid, grantToPeer, rpcReply, chunks, payload);
+                if (why != null) {
+                    outstanding.incrementAndGet(); // nothing was sent: refuse() answers it
                     refuse(xid);
                     throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
-                            + " is " + rpcReply.byteSize() + " bytes, over the " + Marshal.inlineLimit(sendInline)
-                            + " bytes that fit the negotiated inline threshold of " + sendInline + " (no Reply chunk:"
-                            + " chunks are not supported yet); the requester was answered RDMA_ERROR/ERR_CHUNK");
+                            + " cannot be sent: " + why + "; the requester was answered RDMA_ERROR/ERR_CHUNK");
                 }
-                sendReply(xid, rpcReply);
+                stats.repliesSent.increment();
             } finally {
                 msg.release();
                 conn.settle();

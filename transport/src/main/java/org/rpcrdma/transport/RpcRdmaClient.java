@@ -132,8 +132,12 @@ public final class RpcRdmaClient implements AutoCloseable {
             id.resolveRoute(o.connectTimeoutMillis());
             expect(ec, CmEvent.Type.ROUTE_RESOLVED);
             int receiveCount = o.receiveBuffers(true);
+            // The client does no RDMA Read or Write (RFC 8166 §3.4: the responder does them
+            // all); it serves the server's RDMA Reads of its read chunks, as many at once as
+            // the device allows (Linux's client offers 128).
+            int responderResources = Math.min(id.device().queryLimits().maxQpRdAtom(), 255);
             link = new VerbsLink(id, o.sendContexts(true), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
-                    o.busyPoll(), GENERATION.incrementAndGet());
+                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), 0);
             link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             RpcRdmaStats stats = new RpcRdmaStats();
             // Receives go up before connect (RFC 8167 §4.3.1): the server may send as soon as
@@ -147,12 +151,13 @@ public final class RpcRdmaClient implements AutoCloseable {
             // rnr_retry_count 0 (a missing receive is an error, as in Linux), retry_count 7.
             // Like xprtrdma, offer the server RDMA Read resources (it reads Read chunks from
             // us) and initiate none ourselves; Linux svcrdma rejects a client offering 0.
-            id.connect(new ConnectionParameters(mine.toBytes(), 8, 0, 7, 0));
+            id.connect(new ConnectionParameters(mine.toBytes(), Math.max(1, responderResources), 0, 7, 0));
             CmEvent est = expect(ec, CmEvent.Type.ESTABLISHED);
             ConnectSettings s = ConnectSettings.negotiate(mine, ConnectPrivate.decode(est.privateData()));
             Connection c = new Connection("client->" + server,
                     new Connection.Params(true, s.clientToServer(), s.serverToClient(), o.credits(), o.backwardCredits(),
-                            s.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis()),
+                            s.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis(), o.maxChunkBytes(),
+                            o.maxChunkSegments()),
                     link, receives, o.sendContexts(true), link.sendMemory(), stats);
             c.clientInstance(instanceId);
             c.orphanSink(os -> adopt(c, os));

@@ -33,10 +33,21 @@ import org.rpcrdma.transport.wire.ConnectPrivate;
  * @param reconnectAttempts how many times a client tries to connect again after losing its
  *                          connection, when it has calls to resend or a backchannel to keep
  *                          (0: never; pending calls then fail with ConnectionLostException)
+ * @param maxChunkBytes     the largest RPC message that travels through chunks, either way
+ *                          (a long call pulled by RDMA Read, a reply written into a Reply
+ *                          chunk); a peer's chunk lists claiming more are answered ERR_CHUNK
+ *                          before anything is allocated (RFC 8166 §4.5.2)
+ * @param maxChunkSegments  the most RDMA segments over all chunks of one message we accept
+ *                          (more: ERR_CHUNK) or send
+ * @param chunkMemoryBytes  registered memory per connection for chunk data, allocated once;
+ *                          a message that finds it full gets memory registered for itself
+ * @param rdmaDepth         the most RDMA Reads and Writes one connection has outstanding (also
+ *                          bounded by the device and by what the peer offered at connect)
  */
 public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredits, int backwardCallLimit,
         boolean busyPoll, int pollSpinMicros, int connectTimeoutMillis, long callTimeoutMillis, int receiveBatch, int signalEvery,
-        long backchannelWaitMillis, int reconnectAttempts) {
+        long backchannelWaitMillis, int reconnectAttempts, int maxChunkBytes, int maxChunkSegments,
+        long chunkMemoryBytes, int rdmaDepth) {
 
     /** The port RFC 8166 §9 registers for NFS over RPC-over-RDMA. */
     public static final int DEFAULT_PORT = 20049;
@@ -46,6 +57,12 @@ public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredi
     public static final int DEFAULT_BACKWARD_CALL_LIMIT = 16;
     public static final long DEFAULT_CALL_TIMEOUT_MILLIS = 60_000;
     public static final int MAX_CREDITS = 1024;
+    /** 1 MiB of NFS READ/WRITE payload plus its headers. */
+    public static final int DEFAULT_MAX_CHUNK_BYTES = (1 << 20) + 64 * 1024;
+    public static final int DEFAULT_MAX_CHUNK_SEGMENTS = 64;
+    public static final long DEFAULT_CHUNK_MEMORY_BYTES = 4L << 20;
+    /** Like Linux nfsd's default initiator depth offer of 8, doubled: rxe and most HCAs allow 16 and more. */
+    public static final int DEFAULT_RDMA_DEPTH = 16;
 
     public RpcRdmaOptions {
         check("inlineThreshold", inlineThreshold, ConnectPrivate.MIN_SIZE, ConnectPrivate.MAX_SIZE);
@@ -63,6 +80,10 @@ public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredi
         check("signalEvery", signalEvery, 1, 256);
         check("reconnectAttempts", reconnectAttempts, 0, 1000);
         check("backchannelWaitMillis", backchannelWaitMillis, 0, Long.MAX_VALUE / 2);
+        check("maxChunkBytes", maxChunkBytes, inlineThreshold, 1L << 30);
+        check("maxChunkSegments", maxChunkSegments, 1, 4096);
+        check("chunkMemoryBytes", chunkMemoryBytes, 0, 1L << 34);
+        check("rdmaDepth", rdmaDepth, 1, 255);
     }
 
     private static void check(String name, long v, long min, long max) {
@@ -74,64 +95,70 @@ public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredi
     /**
      * Defaults: 4 KiB inline, 32 credits, backchannel off (a server keeps at most 16
      * backward calls outstanding), event-mode polling, 5 s connect timeout, calls time out
-     * after 60 s, backward calls wait 30 s for a reconnect, 3 reconnect attempts.
+     * after 60 s, backward calls wait 30 s for a reconnect, 3 reconnect attempts; chunked
+     * messages up to 1 MiB + 64 KiB in at most 64 segments, 4 MiB of chunk memory per
+     * connection, 16 RDMA Reads/Writes outstanding.
      */
     public static RpcRdmaOptions defaults() {
         return new RpcRdmaOptions(DEFAULT_INLINE, DEFAULT_CREDITS, 0, DEFAULT_BACKWARD_CALL_LIMIT, false, 0, 5000,
-                DEFAULT_CALL_TIMEOUT_MILLIS, 8, 8, 30_000, 3);
+                DEFAULT_CALL_TIMEOUT_MILLIS, 8, 8, 30_000, 3, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_CHUNK_SEGMENTS,
+                DEFAULT_CHUNK_MEMORY_BYTES, DEFAULT_RDMA_DEPTH);
     }
 
-    public RpcRdmaOptions withInlineThreshold(int t) {
-        return new RpcRdmaOptions(t, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis,
-                callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
+    public RpcRdmaOptions withInlineThreshold(int v) {
+        return new RpcRdmaOptions(v, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
     }
 
-    public RpcRdmaOptions withCredits(int c) {
-        return new RpcRdmaOptions(inlineThreshold, c, backwardCredits, backwardCallLimit, busyPoll,
-                pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis,
-                reconnectAttempts);
+    public RpcRdmaOptions withCredits(int v) {
+        return new RpcRdmaOptions(inlineThreshold, v, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
     }
 
-    public RpcRdmaOptions withBackwardCredits(int c) {
-        return new RpcRdmaOptions(inlineThreshold, credits, c, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis,
-                callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
+    public RpcRdmaOptions withBackwardCredits(int v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, v, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
     }
 
-    public RpcRdmaOptions withBackwardCallLimit(int n) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, n, busyPoll, pollSpinMicros, connectTimeoutMillis,
-                callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
+    public RpcRdmaOptions withBackwardCallLimit(int v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, v, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
     }
 
-    public RpcRdmaOptions withBusyPoll(boolean b) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, b,
-                pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis,
-                reconnectAttempts);
+    public RpcRdmaOptions withBusyPoll(boolean v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, v, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
     }
 
-    public RpcRdmaOptions withPollSpinMicros(int us) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, us,
-                connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis,
-                reconnectAttempts);
+    public RpcRdmaOptions withPollSpinMicros(int v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, v, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
     }
 
-    public RpcRdmaOptions withConnectTimeoutMillis(int ms) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, ms,
-                callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
+    public RpcRdmaOptions withConnectTimeoutMillis(int v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, v, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
     }
 
-    public RpcRdmaOptions withCallTimeoutMillis(long ms) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll,
-                pollSpinMicros, connectTimeoutMillis, ms, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts);
+    public RpcRdmaOptions withCallTimeoutMillis(long v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, v, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
     }
 
-    public RpcRdmaOptions withBackchannelWaitMillis(long ms) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll,
-                pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, ms, reconnectAttempts);
+    public RpcRdmaOptions withBackchannelWaitMillis(long v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, v, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
     }
 
-    public RpcRdmaOptions withReconnectAttempts(int n) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll,
-                pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, n);
+    public RpcRdmaOptions withReconnectAttempts(int v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, v, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+    }
+
+    public RpcRdmaOptions withMaxChunkBytes(int v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, v, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+    }
+
+    public RpcRdmaOptions withMaxChunkSegments(int v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, v, chunkMemoryBytes, rdmaDepth);
+    }
+
+    public RpcRdmaOptions withChunkMemoryBytes(long v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, v, rdmaDepth);
+    }
+
+    public RpcRdmaOptions withRdmaDepth(int v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, v);
     }
 
     /** Calls this side may have outstanding in its own direction: forward on a client, backward on a server. */

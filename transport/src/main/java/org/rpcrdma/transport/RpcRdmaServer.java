@@ -11,6 +11,7 @@ import java.util.function.Consumer;
 import org.rpcrdma.transport.verbs.CmEvent;
 import org.rpcrdma.transport.verbs.CmId;
 import org.rpcrdma.transport.verbs.ConnectionParameters;
+import org.rpcrdma.transport.verbs.Device;
 import org.rpcrdma.transport.verbs.EventChannel;
 import org.rpcrdma.transport.wire.ConnectPrivate;
 import org.rpcrdma.transport.wire.ConnectSettings;
@@ -163,15 +164,28 @@ public final class RpcRdmaServer implements AutoCloseable {
             ConnectPrivate mine = new ConnectPrivate(false, o.inlineThreshold(), o.inlineThreshold());
             ConnectSettings s = ConnectSettings.negotiate(ConnectPrivate.decode(ev.privateData()), mine);
             int receiveCount = o.receiveBuffers(false);
+            // RDMA Read depth (RFC 8166 §3.4: the responder reads the requester's read
+            // chunks): no more than the client offered as its responder resources, the
+            // device allows as initiator, and our option. rdma_cm hands the passive side the
+            // REQ's values from its own point of view (ib_cm's cm_format_req_event swaps them):
+            // the event's initiator depth is the client's responder resources. We serve no
+            // RDMA Reads of the client's (it never reads ours): our responder resources
+            // follow its initiator depth.
+            Device.Limits lim = id.device().queryLimits();
+            int depth = Math.min(ev.initiatorDepth(), Math.min(lim.maxQpInitRdAtom(), o.rdmaDepth()));
+            int responderResources = Math.min(ev.responderResources(), Math.min(lim.maxQpRdAtom(), 255));
+            LOG.log(Level.DEBUG, "connect request: RDMA Read depth {0} (client offered {1}), responder resources {2}",
+                    depth, ev.initiatorDepth(), responderResources);
             link = new VerbsLink(id, o.sendContexts(false), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
-                    o.busyPoll(), GENERATION.incrementAndGet());
+                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth);
             link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             var receives = Connection.receivePool(link, link.receiveMemory(), receiveCount, o.inlineThreshold(),
                     o.receiveBatch(), stats);
             // Our backward window is the client's grant (RFC 8167 §4.1), clamped to our limit.
             c = new Connection("server<-" + id.handle().address(),
                     new Connection.Params(false, s.serverToClient(), s.clientToServer(), o.backwardCallLimit(),
-                            o.credits(), s.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis()),
+                            o.credits(), s.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis(),
+                            o.maxChunkBytes(), o.maxChunkSegments()),
                     link, receives, o.sendContexts(false), link.sendMemory(), stats);
             c.handler(handler);
             c.backchannelListener((conn, clientId) -> backchannel(clientId).bind(conn));
@@ -183,8 +197,8 @@ public final class RpcRdmaServer implements AutoCloseable {
             if (onConnect != null) {
                 onConnect.accept(c);
             }
-            // rnr_retry 0, retry 7; no RDMA Read/Write yet, so no responder resources.
-            id.accept(new ConnectionParameters(mine.toBytes(), 0, 0, 7, 0));
+            // rnr_retry 0, retry 7 (the client's own values rule its side).
+            id.accept(new ConnectionParameters(mine.toBytes(), responderResources, depth, 7, 0));
             c.accepted();
             ok = true;
         } catch (RuntimeException e) {

@@ -48,6 +48,21 @@ public final class RpcRdmaStats {
     public final LongAdder receiveBatches = new LongAdder();
     public final LongAdder connectionsLost = new LongAdder();
     public final LongAdder sendsSignalled = new LongAdder();
+    /** Calls received with chunks (read, write or reply) that were served. */
+    public final LongAdder chunkedCallsReceived = new LongAdder();
+    /** Calls whose chunk lists broke our limits or could not be used: answered ERR_CHUNK. */
+    public final LongAdder chunkListsRefused = new LongAdder();
+    /** RDMA Reads and Writes posted (one per segment). */
+    public final LongAdder rdmaReads = new LongAdder();
+    public final LongAdder rdmaWrites = new LongAdder();
+    public final LongAdder rdmaBytesRead = new LongAdder();
+    public final LongAdder rdmaBytesWritten = new LongAdder();
+    /** Replies sent through the requester's Reply chunk (RDMA_NOMSG). */
+    public final LongAdder replyChunksUsed = new LongAdder();
+    /** Calls of ours sent as RDMA_NOMSG through a Position-Zero Read chunk. */
+    public final LongAdder longCallsSent = new LongAdder();
+    /** RDMA operations that waited for room under the negotiated depth. */
+    public final LongAdder rdmaDepthWaits = new LongAdder();
     /** Completion-channel events taken (event mode): each is one thread woken by the device. */
     public final LongAdder channelWakeups = new LongAdder();
     /** Blocking calls whose reply the caller's own thread took off the completion queue (no hand-off). */

@@ -5,6 +5,7 @@ import java.util.ArrayDeque;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.core.SendContextRing;
 import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcRdmaHeader;
 
 /**
  * The send path of one connection (≈ Linux {@code rpcrdma_sendctx} and
@@ -17,8 +18,12 @@ import org.rpcrdma.transport.wire.RpcRdma;
  * settles the loss once it holds no lock ({@link #failure()}).
  */
 final class SendQueue {
-    /** A message waiting for a send context: an RDMA_MSG, or an RDMA_ERROR when {@code rpc} is null. */
-    private record Waiting(int xid, int credit, MemorySegment rpc, int error) {}
+    /**
+     * A message waiting for a send context: an inline RDMA_MSG; a message with its own
+     * header ({@code header} set, {@code rpc} inline after it or null); or an RDMA_ERROR
+     * when both are null.
+     */
+    private record Waiting(int xid, int credit, MemorySegment rpc, int error, RpcRdmaHeader header) {}
 
     private final SendContextRing ring;
     private final MemorySegment[] buffers;
@@ -57,7 +62,28 @@ final class SendQueue {
         }
         stats.sendContextWaits.increment();
         // the caller may reuse its segment once we return: keep a copy
-        queue.addLast(new Waiting(xid, credit, OutgoingCall.heapCopy(rpc), 0));
+        queue.addLast(new Waiting(xid, credit, OutgoingCall.heapCopy(rpc), 0, null));
+    }
+
+    /**
+     * Sends a message with chunk lists: {@code header} (owned by this message from now on,
+     * encoded as it is) followed by {@code rpc} inline, or by nothing when {@code rpc} is
+     * null (RDMA_NOMSG). The caller checked that it fits the send inline threshold.
+     */
+    synchronized void sendWithHeader(RpcRdmaHeader header, MemorySegment rpc) {
+        if (shut) {
+            return;
+        }
+        if (queue.isEmpty() && !held) {
+            int slot = ring.tryAcquire();
+            if (slot >= 0) {
+                postWithHeader(slot, header, rpc);
+                return;
+            }
+        }
+        stats.sendContextWaits.increment();
+        queue.addLast(new Waiting(header.xid(), header.credit(), rpc == null ? null : OutgoingCall.heapCopy(rpc), 0,
+                header));
     }
 
     /** Sends RDMA_ERROR ({@code RpcRdma.ERR_VERS} or {@code ERR_CHUNK}) for {@code xid}. */
@@ -73,7 +99,7 @@ final class SendQueue {
             }
         }
         stats.sendContextWaits.increment();
-        queue.addLast(new Waiting(xid, credit, null, error));
+        queue.addLast(new Waiting(xid, credit, null, error, null));
     }
 
     /** Sends {@code bytes} as one Send exactly as given: only for tests that play a misbehaving peer. */
@@ -116,7 +142,9 @@ final class SendQueue {
                 return;
             }
             Waiting w = queue.pollFirst();
-            if (w.rpc() == null) {
+            if (w.header() != null) {
+                postWithHeader(s, w.header(), w.rpc());
+            } else if (w.rpc() == null) {
                 postError(s, w.xid(), w.credit(), w.error());
             } else {
                 postMessage(s, w.xid(), w.credit(), w.rpc());
@@ -130,6 +158,17 @@ final class SendQueue {
             length = Marshal.inline(buffers[slot], xid, credit, rpc);
         } catch (IllegalStateException e) {
             linkGone(e); // the link was destroyed under us: FFM refused the write to its memory
+            return;
+        }
+        post(slot, length);
+    }
+
+    private void postWithHeader(int slot, RpcRdmaHeader header, MemorySegment rpc) {
+        int length;
+        try {
+            length = Marshal.withHeader(buffers[slot], header, rpc);
+        } catch (IllegalStateException e) {
+            linkGone(e);
             return;
         }
         post(slot, length);

@@ -59,11 +59,19 @@ final class Unmarshal {
                 return dispatchInline(slot, buf, h);
             }
             case RpcRdma.RDMA_NOMSG -> {
-                // No inline RPC header: the direction can't be told, so rdma_credit is not
-                // used (RFC 8167 §4.1). A reply of ours through a Reply chunk we never
-                // offered fails its call; a call (position-zero read chunk) is answered
-                // ERR_CHUNK until chunks exist.
+                // No inline RPC header: the direction can't be told from it, so rdma_credit
+                // is not used (RFC 8167 §4.1). A Position-Zero Read chunk carries a call
+                // (RFC 8166 §3.5.3): the responder's. Otherwise it is a reply through a Reply
+                // chunk: a call of ours that never offered one fails.
                 stats.creditsIgnored.increment();
+                if (h.readList().hasPositionZeroChunk()) {
+                    if (responder.canRespond()) {
+                        return responder.onCall(h, slot, buf);
+                    }
+                } else if (requester.isOutstanding(h.xid())) {
+                    replyThroughChunk(h);
+                    return false;
+                }
                 unexpectedChunks(h.xid(), "RDMA_NOMSG");
                 return false;
             }
@@ -87,19 +95,81 @@ final class Unmarshal {
         if (c == null) {
             return false; // counted as unmatched; dropped (RFC 8167 §2.4.1)
         }
-        if (!h.hasNoChunks()) {
-            stats.malformedReplies.increment();
-            c.fail(new MalformedReplyException(conn + ": reply to call 0x" + Integer.toHexString(c.xid)
-                    + " uses chunks this call never offered", null));
+        CallExposure x = c.exposure();
+        long placed = -1;
+        if (x != null) {
+            // what the call exposed is withdrawn (and a DDP result copied out) before the caller sees the reply
+            try {
+                placed = ChunkMarshal.placedBytes(x, h);
+            } catch (IllegalStateException e) {
+                malformedReply(c, e.getMessage());
+                return false;
+            }
+            ReceivedMessage done = x.finish(-1, placed);
+            if (done == null) {
+                stats.lateReplies.increment(); // abandoned meanwhile
+                return false;
+            }
+            placed = done.placedBytes();
+        } else if (!h.hasNoChunks()) {
+            malformedReply(c, "the reply uses chunks this call never offered");
             return false;
         }
         ReceivedMessage m = new ReceivedMessage(buf.asSlice(h.messageOffset(), h.messageLength()),
-                () -> conn.releaseReceive(slot));
+                () -> conn.releaseReceive(slot), placed);
         if (!c.deliver(m)) {
             stats.lateReplies.increment(); // abandoned: matched, counted, released at once
             return false;
         }
         return true;
+    }
+
+    private void malformedReply(OutgoingCall c, String why) {
+        stats.malformedReplies.increment();
+        c.fail(new MalformedReplyException(conn + ": reply to call 0x" + Integer.toHexString(c.xid) + ": " + why,
+                null));
+    }
+
+    /**
+     * RDMA_NOMSG answering a call of ours: the reply is in the Reply chunk we offered,
+     * already written when this Send arrived (RFC 8166 §3.5.4). Its returned lengths are
+     * checked against what we offered before a byte of it is read.
+     */
+    private void replyThroughChunk(RpcRdmaHeader h) {
+        stats.repliesReceived.increment();
+        OutgoingCall c = requester.matched(h.xid(), h.credit());
+        if (c == null) {
+            return;
+        }
+        CallExposure x = c.exposure();
+        long length;
+        long placed;
+        try {
+            if (x == null) {
+                throw new IllegalStateException("the reply came through a Reply chunk this call never offered");
+            }
+            length = ChunkMarshal.replyChunkLength(x, h);
+            placed = ChunkMarshal.placedBytes(x, h);
+        } catch (IllegalStateException e) {
+            malformedReply(c, e.getMessage());
+            return;
+        }
+        ReceivedMessage m = x.finish(length, placed);
+        if (m == null) {
+            stats.lateReplies.increment(); // abandoned meanwhile: its memory is gone already
+            return;
+        }
+        if (!ChunkMarshal.isReplyTo(m.bytes(), c.xid)) {
+            m.release();
+            stats.malformedReplies.increment();
+            c.fail(new MalformedReplyException(conn + ": the Reply chunk of call 0x" + Integer.toHexString(c.xid)
+                    + " does not hold an RPC REPLY with that XID", null));
+            return;
+        }
+        if (!c.deliver(m)) {
+            m.release();
+            stats.lateReplies.increment();
+        }
     }
 
     /**

@@ -4,6 +4,7 @@ import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.locks.StampedLock;
+import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.core.WrId;
 import org.rpcrdma.transport.verbs.Access;
@@ -56,6 +57,12 @@ final class VerbsLink implements Link {
     private final MemoryRegion sendMr;
     private final MemoryRegion recvMr;
     private final SendBatch send = new SendBatch(1, 1);
+    /** RDMA Read/Write requests: posted under {@code rdmaLock}, apart from Sends (SendQueue's lock). */
+    private final SendBatch rdma = new SendBatch(1, 1);
+    private final Object rdmaLock = new Object();
+    /** Chunk data and what is exposed to the peer; used under the gate like everything native. */
+    private final ChunkMemory chunks;
+    private final int rdmaDepth;
     private final RecvBatch recv;
     private final WorkCompletions wc = new WorkCompletions(POLL_BATCH);
     /** Copies of the last poll's wr_id, status and byte_len; owned by whoever holds the driver's poll role. */
@@ -84,9 +91,15 @@ final class VerbsLink implements Link {
     private boolean destroyed;
     private volatile Thread poller;
 
+    /**
+     * @param chunkMemory bytes of registered chunk memory (0: none, no chunks at all)
+     * @param rdmaDepth   RDMA Reads/Writes outstanding at once (the negotiated initiator
+     *                    depth; 0: this side does none)
+     */
     VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
-            int generation) {
+            int generation, long chunkMemory, int rdmaDepth) {
         this.id = id;
+        this.rdmaDepth = rdmaDepth;
         this.generation = generation;
         this.busyPoll = busyPoll;
         this.sendInline = sendInline;
@@ -99,21 +112,27 @@ final class VerbsLink implements Link {
         CompletionQueue q = null;
         QueuePair qp0 = null;
         MemoryRegion s = null;
+        MemoryRegion r = null;
+        MemoryRegion cm = null;
         boolean ok = false;
         try {
             p = dev.allocateProtectionDomain();
             ch = busyPoll ? null : dev.createCompletionChannel();
-            q = dev.createCompletionQueue(sendContexts + receiveBuffers + 8, ch);
+            q = dev.createCompletionQueue(sendContexts + receiveBuffers + rdmaDepth + 8, ch);
             qp0 = id.createQueuePair(p, q, q, null,
-                    new QueuePairCapabilities(sendContexts + 4, receiveBuffers + 4, 1, 1, 0));
+                    new QueuePairCapabilities(sendContexts + rdmaDepth + 4, receiveBuffers + 4, 1, 1, 0));
             s = p.register(arena.allocate((long) sendContexts * sendInline, 4096), Access.LOCAL_WRITE);
-            this.recvMr = p.register(arena.allocate((long) receiveBuffers * recvInline, 4096), Access.LOCAL_WRITE);
+            r = p.register(arena.allocate((long) receiveBuffers * recvInline, 4096), Access.LOCAL_WRITE);
+            if (chunkMemory > 0) {
+                cm = p.register(arena.allocate(chunkMemory, 4096), Access.LOCAL_WRITE);
+            }
             ok = true;
         } finally {
             if (!ok) {
-                closeQuietly(qp0, s, q, ch, p);
+                closeQuietly(qp0, cm, r, s, q, ch, p);
                 arena.close();
                 send.close();
+                rdma.close();
                 recv.close();
                 wc.close();
             }
@@ -123,6 +142,8 @@ final class VerbsLink implements Link {
         this.cq = q;
         this.qp = qp0;
         this.sendMr = s;
+        this.recvMr = r;
+        this.chunks = new ChunkMemory(p, cm, this::underGateUnlessGoing);
     }
 
     MemorySegment sendMemory() {
@@ -209,6 +230,117 @@ final class VerbsLink implements Link {
                         recvInline);
             }
             qp.postRecv(recv);
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
+    @Override
+    public boolean exposesMemory() {
+        return true;
+    }
+
+    @Override
+    public int rdmaDepth() {
+        return rdmaDepth;
+    }
+
+    /** Chunk memory: a slice of the registered pool, or memory registered for this buffer alone. */
+    @Override
+    public ChunkBuffer allocateChunk(long bytes) {
+        if (stopping) {
+            throw refused("chunk allocation");
+        }
+        long stamp = gate.readLock();
+        try {
+            if (freed) {
+                throw refused("chunk allocation");
+            }
+            return chunks.allocate(bytes);
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
+    /** A release of chunk memory: under the gate, or left to destroy once the link is going (after the QP). */
+    private void underGateUnlessGoing(Runnable r) {
+        if (disconnected) {
+            return;
+        }
+        long stamp = gate.readLock();
+        try {
+            if (!freed) {
+                r.run();
+            }
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
+    @Override
+    public void postRead(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
+        postRdma(false, token, local, localOffset, length, rkey, remoteOffset);
+    }
+
+    @Override
+    public void postWrite(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
+        postRdma(true, token, local, localOffset, length, rkey, remoteOffset);
+    }
+
+    private void postRdma(boolean write, int token, ChunkBuffer local, long localOffset, int length, int rkey,
+            long remoteOffset) {
+        if (stopping) {
+            throw refused(write ? "RDMA Write" : "RDMA Read");
+        }
+        long addr = local.segment().asSlice(localOffset, length).address();
+        long stamp = gate.readLock();
+        try {
+            if (freed) {
+                throw refused(write ? "RDMA Write" : "RDMA Read");
+            }
+            synchronized (rdmaLock) {
+                rdma.clear();
+                if (write) {
+                    rdma.rdmaWrite(WrId.pack(WrId.OP_WRITE, token, generation), local.lkey(), addr, length,
+                            remoteOffset, rkey, SendBatch.SIGNALED);
+                } else {
+                    rdma.rdmaRead(WrId.pack(WrId.OP_READ, token, generation), local.lkey(), addr, length,
+                            remoteOffset, rkey, SendBatch.SIGNALED);
+                }
+                qp.postSend(rdma);
+            }
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
+    /**
+     * Per-RPC registration of {@code local[offset, +length)} with remote access: a fresh
+     * rkey that no other RPC ever had, withdrawn by {@link #invalidate} (see {@link ChunkMemory}).
+     */
+    @Override
+    public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
+        if (stopping) {
+            throw refused("memory exposure");
+        }
+        long stamp = gate.readLock();
+        try {
+            if (freed) {
+                throw refused("memory exposure");
+            }
+            return chunks.expose(local, offset, length, writable);
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
+    @Override
+    public void invalidate(int rkey) {
+        long stamp = gate.readLock();
+        try {
+            if (!freed) {
+                chunks.invalidate(rkey);
+            }
         } finally {
             gate.unlockRead(stamp);
         }
@@ -350,8 +482,8 @@ final class VerbsLink implements Link {
                 if (op == WrId.OP_RECV && status == WorkCompletions.FLUSHED) {
                     c.onReceiveFlushed(slot);
                 } else if (status != WorkCompletions.FLUSHED) {
-                    c.onLinkLost(new RpcRdmaException((op == WrId.OP_RECV ? "receive" : "send")
-                            + " completed with " + WorkCompletions.statusString(status)));
+                    c.onLinkLost(new RpcRdmaException(opName(op) + " completed with "
+                            + WorkCompletions.statusString(status)));
                 }
                 continue;
             }
@@ -359,8 +491,19 @@ final class VerbsLink implements Link {
                 c.onReceive(slot, wcByteLen[i]);
             } else if (op == WrId.OP_SEND) {
                 c.onSendCompleted(slot);
+            } else if (op == WrId.OP_READ || op == WrId.OP_WRITE) {
+                c.onRdmaCompleted(slot);
             }
         }
+    }
+
+    private static String opName(int op) {
+        return switch (op) {
+            case WrId.OP_RECV -> "receive";
+            case WrId.OP_READ -> "RDMA Read";
+            case WrId.OP_WRITE -> "RDMA Write";
+            default -> "send";
+        };
     }
 
     /**
@@ -397,9 +540,12 @@ final class VerbsLink implements Link {
             long stamp = gate.writeLock();
             try {
                 freed = true;
-                closeQuietly(qp, cq, channel, sendMr, recvMr, pd);
+                closeQuietly(qp, cq, channel, sendMr, recvMr);
+                chunks.closeAll();
+                closeQuietly(pd);
                 arena.close();
                 send.close();
+                rdma.close();
                 recv.close();
                 wc.close();
             } finally {

@@ -38,6 +38,17 @@ class RpcRdmaOptionsTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withBackchannelWaitMillis(-5)).getMessage()
                 .startsWith("backchannelWaitMillis"));
         assertEquals(0, d.withReconnectAttempts(0).reconnectAttempts());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withMaxChunkBytes(1000)).getMessage()
+                .startsWith("maxChunkBytes"), "below the inline threshold");
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withMaxChunkSegments(0)).getMessage()
+                .startsWith("maxChunkSegments"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withChunkMemoryBytes(-1)).getMessage()
+                .startsWith("chunkMemoryBytes"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withRdmaDepth(0)).getMessage()
+                .startsWith("rdmaDepth"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withRdmaDepth(256)).getMessage()
+                .startsWith("rdmaDepth"));
+        assertEquals(17 << 20, d.withMaxChunkBytes(17 << 20).maxChunkBytes());
     }
 
     /** Defect 9 of issue 10: RFC 8797 can carry only multiples of 1024 (KiB - 1 in a byte). */

@@ -3,6 +3,7 @@ package org.rpcrdma.oncrpc.tools;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
+import org.rpcrdma.oncrpc.Codecs;
 import org.rpcrdma.oncrpc.OncRpcClient;
 import org.rpcrdma.oncrpc.RpcProcedure;
 import org.rpcrdma.oncrpc.RpcTransport;
@@ -10,11 +11,14 @@ import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaOptions;
 
 /**
- * {@code rpcrdma-ping HOST[:PORT] PROGRAM VERSION [-c COUNT]}: NULL calls (procedure 0,
- * AUTH_NONE) over RPC-over-RDMA to any ONC RPC server; prints each round trip and a
- * min/median/max summary. Exit status 0 only if every call got an accepted reply; 1 if
- * some did not; 2 for usage or connection errors. Built on the typed layer
- * ({@link OncRpcClient}), so a refused call prints what the server said.
+ * {@code rpcrdma-ping HOST[:PORT] PROGRAM VERSION [-c COUNT] [-s SIZE]}: NULL calls
+ * (procedure 0, AUTH_NONE) over RPC-over-RDMA to any ONC RPC server; prints each round trip
+ * and a min/median/max summary. {@code -s} pads each call with SIZE zero bytes of
+ * arguments (a NULL procedure ignores them): past the inline threshold the call goes as a
+ * long call, RDMA_NOMSG with a Position-Zero Read chunk the server pulls (RFC 8166 §3.5.3).
+ * Exit status 0 only if every call got an accepted reply; 1 if some did not; 2 for usage or
+ * connection errors. Built on the typed layer ({@link OncRpcClient}), so a refused call
+ * prints what the server said.
  */
 public final class RpcRdmaPing {
     private RpcRdmaPing() {}
@@ -28,12 +32,19 @@ public final class RpcRdmaPing {
         Integer prog = null;
         Integer vers = null;
         int count = 5;
+        int pad = 0;
         try {
             for (int i = 0; i < args.length; i++) {
                 if (args[i].equals("-c")) {
                     count = Integer.parseInt(args[++i]);
                     if (count < 1) {
                         throw new IllegalArgumentException("COUNT must be >= 1");
+                    }
+                } else if (args[i].equals("-s")) {
+                    pad = Integer.parseInt(args[++i]);
+                    if (pad < 0 || pad % 4 != 0 || pad > RpcRdmaOptions.DEFAULT_MAX_CHUNK_BYTES - 1024) {
+                        throw new IllegalArgumentException("SIZE must be a multiple of 4 from 0 to "
+                                + (RpcRdmaOptions.DEFAULT_MAX_CHUNK_BYTES - 1024));
                     }
                 } else if (target == null) {
                     target = args[i];
@@ -50,7 +61,7 @@ public final class RpcRdmaPing {
             }
         } catch (RuntimeException e) {
             System.err.println("rpcrdma-ping: " + e.getMessage());
-            System.err.println("usage: rpcrdma-ping HOST[:PORT] PROGRAM VERSION [-c COUNT]");
+            System.err.println("usage: rpcrdma-ping HOST[:PORT] PROGRAM VERSION [-c COUNT] [-s SIZE]");
             return 2;
         }
         String host = target;
@@ -65,12 +76,14 @@ public final class RpcRdmaPing {
         int ok = 0;
         try (RpcRdmaClient c = RpcRdmaClient.connect(addr, RpcRdmaOptions.defaults())) {
             OncRpcClient rpc = new OncRpcClient(RpcTransport.of(c), prog, vers);
-            System.out.printf("RPC-over-RDMA NULL to %s program %d version %d (inline %d/%d)%n", addr, prog, vers,
-                    c.connection().sendInlineThreshold(), c.connection().receiveInlineThreshold());
+            RpcProcedure<byte[], Void> padded = new RpcProcedure<>(0, Codecs.fixedOpaque(pad), Codecs.VOID);
+            System.out.printf("RPC-over-RDMA NULL to %s program %d version %d (inline %d/%d)%s%n", addr, prog, vers,
+                    c.connection().sendInlineThreshold(), c.connection().receiveInlineThreshold(),
+                    pad == 0 ? "" : ", " + pad + " bytes of padding after the call header");
             for (int i = 0; i < count; i++) {
                 long t0 = System.nanoTime();
                 try {
-                    rpc.call(RpcProcedure.NULL, null, 30, TimeUnit.SECONDS);
+                    rpc.call(padded, new byte[pad], 30, TimeUnit.SECONDS);
                     rtt[ok++] = System.nanoTime() - t0;
                     System.out.printf("reply from %s: seq=%d time=%.1f us%n", addr, i, rtt[ok - 1] / 1000.0);
                 } catch (Exception e) {

@@ -12,6 +12,14 @@ import java.lang.foreign.MemorySegment;
  * <p>The verbs implementation maps {@link #postSend} to one IBV_WR_SEND with one SGE on the
  * RC QP (wr_id = {@link WrId#pack}(OP_SEND, slot, generation)) and {@link #postReceives}
  * to one chained ibv_post_recv; a host test implementation copies bytes in memory.
+ *
+ * <p>Chunks (RFC 8166 §3.4) add RDMA Read and Write, always by the responder: a link that
+ * supports them ({@link #rdmaDepth()} &gt; 0) hands out {@link ChunkBuffer}s, posts
+ * {@link #postRead}/{@link #postWrite} from them, and reports each signalled one through
+ * the connection's {@code onRdmaCompleted(token)}; a failed one ends the connection
+ * ({@code onLinkLost}), as the QP is then in error anyway. The requester side exposes
+ * chunk buffers to the peer under an rkey of their own ({@link #expose}) and withdraws it
+ * ({@link #invalidate}) before the call's caller sees the reply (RFC 8166 §4.4).
  */
 public interface Link {
     /** Posts a Send of {@code buffer[0, length)}; buffer belongs to send context {@code slot}. */
@@ -19,6 +27,58 @@ public interface Link {
 
     /** Posts receives for the given receive-pool slots. */
     void postReceives(int[] slots, int count);
+
+    /**
+     * RDMA Reads and Writes this link lets the connection have outstanding at once (the
+     * negotiated initiator depth, bounded by the send queue room kept for them); 0 if the
+     * link does no RDMA Read or Write (chunked messages are then refused with ERR_CHUNK).
+     */
+    default int rdmaDepth() {
+        return 0;
+    }
+
+    /**
+     * Chunk memory of at least {@code bytes} bytes that work requests of this link can use.
+     *
+     * @throws UnsupportedOperationException if {@link #rdmaDepth()} is 0
+     */
+    default ChunkBuffer allocateChunk(long bytes) {
+        throw new UnsupportedOperationException("this link does no RDMA Read or Write");
+    }
+
+    /**
+     * Posts an RDMA Read of the peer's {@code [remoteOffset, +length)} under {@code rkey}
+     * into {@code local[localOffset, +length)}; signalled, completing as {@code token}.
+     */
+    default void postRead(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
+        throw new UnsupportedOperationException("this link does no RDMA Read or Write");
+    }
+
+    /**
+     * Posts an RDMA Write of {@code local[localOffset, +length)} to the peer's
+     * {@code [remoteOffset, +length)} under {@code rkey}; signalled, completing as {@code token}.
+     */
+    default void postWrite(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
+        throw new UnsupportedOperationException("this link does no RDMA Read or Write");
+    }
+
+    /** Whether {@link #allocateChunk} and {@link #expose} work here (a requester can offer chunks). */
+    default boolean exposesMemory() {
+        return false;
+    }
+
+    /**
+     * Lets the peer read ({@code writable} false) or write {@code local[offset, +length)}
+     * under a fresh rkey, returned; valid until {@link #invalidate}.
+     */
+    default int expose(ChunkBuffer local, long offset, long length, boolean writable) {
+        throw new UnsupportedOperationException("this link exposes no memory");
+    }
+
+    /** Withdraws an rkey from {@link #expose}: the peer can no longer use it. Idempotent. */
+    default void invalidate(int rkey) {
+        throw new UnsupportedOperationException("this link exposes no memory");
+    }
 
     /** Starts disconnecting; pending work completes with flush errors or is dropped. Idempotent. */
     void disconnect();

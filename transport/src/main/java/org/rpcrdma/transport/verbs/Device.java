@@ -9,6 +9,7 @@ import java.util.List;
 import org.rpcrdma.bindings.NativeErrors;
 import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_context;
+import org.rpcrdma.bindings.ffi.ibverbs.ibv_device_attr;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_port_attr;
 
 /**
@@ -21,6 +22,7 @@ public final class Device extends Resource {
     private static final MethodHandle OPEN = Native.handle(IbVerbs.ibv_open_device$address(), IbVerbs.ibv_open_device$descriptor());
     private static final MethodHandle CLOSE = Native.handle(IbVerbs.ibv_close_device$address(), IbVerbs.ibv_close_device$descriptor());
     private static final MethodHandle QUERY_PORT = Native.handle(IbVerbs.ibv_query_port$address(), IbVerbs.ibv_query_port$descriptor());
+    private static final MethodHandle QUERY_DEVICE = Native.handle(IbVerbs.ibv_query_device$address(), IbVerbs.ibv_query_device$descriptor());
     private static final MethodHandle QUERY_GID = Native.handle(IbVerbs.ibv_query_gid$address(), IbVerbs.ibv_query_gid$descriptor());
     private static final int ENOSYS = 38;
 
@@ -121,6 +123,28 @@ public final class Device extends Resource {
                     Short.toUnsignedInt(ibv_port_attr.lid(attr)));
         }
     }
+
+    /**
+     * {@code ibv_query_device}: the limits that size RDMA Read/Write use (RFC 8166 §3.4:
+     * the responder does every RDMA Read, within the depths both ends agreed at connect).
+     */
+    public Limits queryLimits() {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_device_attr.layout());
+            Native.call("ibv_query_device", QUERY_DEVICE, context, attr);
+            return new Limits(ibv_device_attr.max_qp_wr(attr), ibv_device_attr.max_sge(attr),
+                    ibv_device_attr.max_qp_rd_atom(attr), ibv_device_attr.max_qp_init_rd_atom(attr),
+                    ibv_device_attr.max_mw(attr));
+        }
+    }
+
+    /**
+     * Device limits: work requests per queue, SGEs per request, RDMA Reads a QP may have
+     * outstanding as target (responder resources) and as initiator (initiator depth), and
+     * how many memory windows it can allocate (0: none, use per-RPC registration).
+     */
+    public record Limits(int maxQpWr, int maxSge, int maxQpRdAtom, int maxQpInitRdAtom, int maxMw) {}
 
     /** {@code ibv_query_gid}: the 16 raw GID bytes at {@code index} of {@code port}'s table. */
     public byte[] queryGid(int port, int index) {

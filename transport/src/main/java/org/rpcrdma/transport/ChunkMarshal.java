@@ -1,0 +1,217 @@
+package org.rpcrdma.transport;
+
+import java.lang.foreign.MemorySegment;
+import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.wire.OncRpc;
+import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcRdmaEncoder;
+import org.rpcrdma.transport.wire.RpcRdmaHeader;
+import org.rpcrdma.transport.wire.SegmentList;
+import org.rpcrdma.transport.wire.Xdr;
+
+/**
+ * How a call of ours uses chunks (≈ Linux {@code rpcrdma_marshal_req} and the chunk half of
+ * {@code rpcrdma_reply_handler}):
+ * <ul>
+ * <li>a call larger than the requester→responder inline threshold goes as RDMA_NOMSG, the
+ *     whole call in a Position-Zero Read chunk the responder pulls (RFC 8166 §3.5.3);</li>
+ * <li>a Reply chunk is offered when the largest reply the caller allows does not fit the
+ *     responder→requester threshold (§3.5.4);</li>
+ * <li>what comes back is checked against what we offered: a Reply chunk claiming more
+ *     bytes or other segments than offered fails the call, and nothing is read beyond what
+ *     was written (the bug libevpl shipped).</li>
+ * </ul>
+ * Each chunk is one segment under an rkey made for this call ({@link Link#expose}).
+ */
+final class ChunkMarshal {
+    private ChunkMarshal() {}
+
+    /** Whether {@code c} needs chunks under these thresholds (a receptacle always does). */
+    static boolean needsChunks(OutgoingCall c, int sendInline, int receiveInline) {
+        return !Marshal.fitsInline(c.message().byteSize(), sendInline) || needsReplyChunk(c, receiveInline)
+                || c.receptacle() != null;
+    }
+
+    private static boolean needsReplyChunk(OutgoingCall c, int receiveInline) {
+        return c.maxReplyBytes() > 0 && !Marshal.fitsInline(c.maxReplyBytes(), receiveInline);
+    }
+
+    /**
+     * Gives {@code c} what it needs chunks for on the connection {@code name}; false (the
+     * call failed) if it cannot have them: a backward call (RFC 8167 §5.3 allows chunks
+     * there, but Linux drops such calls and we never send them), a link without chunk
+     * memory, or a message over {@code maxChunkBytes}.
+     */
+    static boolean expose(String name, Connection.Params params, Link link, OutgoingCall c) {
+        long size = Math.max(c.message().byteSize(), c.maxReplyBytes());
+        String why = !params.client() ? "backward calls are sent inline only"
+                : !link.exposesMemory() ? "this connection has no chunk memory"
+                : size > params.maxChunkBytes() ? "over the " + params.maxChunkBytes() + "-byte chunk limit (maxChunkBytes)"
+                : null;
+        if (why == null) {
+            try {
+                c.exposure(prepare(link, c, params.sendInline(), params.receiveInline(), params.ownCallCredits()));
+                return true;
+            } catch (RuntimeException e) {
+                why = e.getMessage();
+            }
+        }
+        c.fail(new RpcRdmaException(name + ": call of " + c.message().byteSize() + " bytes (reply up to "
+                + c.maxReplyBytes() + ") needs chunks beyond the " + Marshal.inlineLimit(params.sendInline()) + "/"
+                + Marshal.inlineLimit(params.receiveInline()) + " bytes that fit the inline thresholds, and " + why));
+        return false;
+    }
+
+    /**
+     * Exposes what {@code c} needs on {@code link} and builds its header (rdma_credit =
+     * {@code credit}), choosing as Linux's {@code rpcrdma_marshal_req} does: inline if the
+     * call fits; else its DDP argument in a read chunk if the rest then fits; else the
+     * whole call as RDMA_NOMSG in a Position-Zero Read chunk. A receptacle becomes a write
+     * chunk, a large enough reply limit a Reply chunk. The caller releases the result
+     * however the call ends.
+     */
+    static CallExposure prepare(Link link, OutgoingCall c, int sendInline, int receiveInline, int credit) {
+        MemorySegment msg = c.message();
+        long length = msg.byteSize();
+        DdpArgument ddp = c.ddp();
+        MemorySegment inline = msg;
+        boolean pulled = false;
+        if (!Marshal.fitsInline(length, sendInline)) {
+            inline = ddp == null ? null : reduced(msg, ddp);
+            pulled = inline != null && Marshal.fitsInline(inline.byteSize(), sendInline);
+            if (!pulled) {
+                inline = null;
+            }
+        }
+        RpcRdmaHeader h = new RpcRdmaHeader(1, 1, 1, 1);
+        h.clear().xid(c.xid).credit(credit).proc(RpcRdma.RDMA_MSG);
+        CallExposure x = null;
+        boolean ok = false;
+        try {
+            MemorySegment receptacle = c.receptacle();
+            long replyCapacity = needsReplyChunk(c, receiveInline) ? c.maxReplyBytes() : 0;
+            long chunksHeader = (receptacle == null ? 0 : 4L * (RpcRdma.WRITECHUNK_MINSZ))
+                    + (replyCapacity == 0 ? 0 : 4L * (1 + RpcRdma.SEGMENT_MAXSZ))
+                    + (pulled ? 4L * RpcRdma.READCHUNK_MAXSZ : 0);
+            if (inline != null && Marshal.INLINE_HEADER + chunksHeader + inline.byteSize() > sendInline) {
+                inline = null; // the chunk lists crowd it out: the whole call goes in a chunk
+                pulled = false;
+            }
+            x = new CallExposure(link, h, inline, receptacle);
+            if (inline == null) {
+                h.proc(RpcRdma.RDMA_NOMSG);
+                expose(link, x, CallExposure.CALL, msg, 0, length, false);
+                h.readList().add(0, x.rkey(CallExposure.CALL), length, x.address(CallExposure.CALL));
+            } else if (pulled) {
+                expose(link, x, CallExposure.CALL, msg, ddp.offset(), ddp.length(), false);
+                h.readList().add((int) ddp.offset(), x.rkey(CallExposure.CALL), ddp.length(),
+                        x.address(CallExposure.CALL));
+            }
+            if (receptacle != null) {
+                expose(link, x, CallExposure.RECEPTACLE, null, 0, receptacle.byteSize(), true);
+                h.writeList().beginChunk();
+                h.writeList().addSegment(x.rkey(CallExposure.RECEPTACLE), receptacle.byteSize(),
+                        x.address(CallExposure.RECEPTACLE));
+            }
+            if (replyCapacity > 0) {
+                expose(link, x, CallExposure.REPLY, null, 0, replyCapacity, true);
+                h.hasReplyChunk(true).replyChunk().add(x.rkey(CallExposure.REPLY), replyCapacity,
+                        x.address(CallExposure.REPLY));
+            }
+            if (RpcRdmaEncoder.encodedLength(h) + (inline == null ? 0 : inline.byteSize()) > sendInline) {
+                throw new RpcRdmaException("its chunk lists do not fit the send inline threshold of " + sendInline);
+            }
+            ok = true;
+            return x;
+        } finally {
+            if (!ok && x != null) {
+                x.release();
+            }
+        }
+    }
+
+    /** The call without its DDP argument's data and pad (the read chunk takes their place), or null if out of range. */
+    private static MemorySegment reduced(MemorySegment msg, DdpArgument ddp) {
+        long end = ddp.paddedEnd();
+        if (end > msg.byteSize()) {
+            return null;
+        }
+        MemorySegment r = MemorySegment.ofArray(new byte[(int) (msg.byteSize() - (end - ddp.offset()))]);
+        MemorySegment.copy(msg, 0, r, 0, ddp.offset());
+        MemorySegment.copy(msg, end, r, ddp.offset(), msg.byteSize() - end);
+        return r;
+    }
+
+    /** Allocates chunk memory for {@code role} (filled from {@code src[from, +length)} if given) and exposes it. */
+    private static void expose(Link link, CallExposure x, int role, MemorySegment src, long from, long length,
+            boolean writable) {
+        ChunkBuffer b = link.allocateChunk(length);
+        x.buffer(role, b);
+        if (src != null) {
+            MemorySegment.copy(src, from, b.segment(), 0, length);
+        }
+        x.exposed(role, link.expose(b, 0, length, writable));
+    }
+
+    /**
+     * Checks the chunks a reply returns against what {@code x} offered (RFC 8166 §4.3.2:
+     * a write chunk comes back with its segment count, each segment's length what was
+     * written there) and returns the bytes placed in our write chunk (0 if none).
+     *
+     * @throws IllegalStateException naming what is wrong; nothing was read
+     */
+    static long placedBytes(CallExposure x, RpcRdmaHeader h) {
+        if (!h.readList().isEmpty()) {
+            throw new IllegalStateException("the reply carries a Read list");
+        }
+        org.rpcrdma.transport.wire.WriteList got = h.writeList();
+        if (got.isEmpty()) {
+            return 0; // a responder that wrote nothing may return no Write list
+        }
+        org.rpcrdma.transport.wire.WriteList offered = x.header().writeList();
+        if (got.chunkCount() != offered.chunkCount() || got.segments().count() != offered.segments().count()) {
+            throw new IllegalStateException("the reply returns " + got.chunkCount() + " write chunks of "
+                    + got.segments().count() + " segments; we offered " + offered.chunkCount() + " of "
+                    + offered.segments().count());
+        }
+        return sameSegments(offered.segments(), got.segments(), "write chunk");
+    }
+
+    private static long sameSegments(SegmentList offered, SegmentList got, String what) {
+        long total = 0;
+        for (int i = 0; i < got.count(); i++) {
+            if (got.handle(i) != offered.handle(i) || got.offset(i) != offered.offset(i)) {
+                throw new IllegalStateException(what + " segment " + i + " is not the one we offered");
+            }
+            if (got.length(i) > offered.length(i)) {
+                throw new IllegalStateException(what + " segment " + i + " claims " + got.length(i)
+                        + " bytes; we offered " + offered.length(i));
+            }
+            total += got.length(i);
+        }
+        return total;
+    }
+
+    /**
+     * Checks an RDMA_NOMSG reply's Reply chunk against what {@code x} offered and returns
+     * the reply's length, or throws naming what is wrong.
+     */
+    static long replyChunkLength(CallExposure x, RpcRdmaHeader h) {
+        if (!x.offersReplyChunk()) {
+            throw new IllegalStateException("the reply came through a Reply chunk this call never offered");
+        }
+        SegmentList offered = x.header().replyChunk();
+        SegmentList got = h.replyChunk();
+        if (got.count() != offered.count()) {
+            throw new IllegalStateException("the reply returns a Reply chunk of " + got.count()
+                    + " segments; we offered " + offered.count());
+        }
+        return sameSegments(offered, got, "Reply chunk");
+    }
+
+    /** Whether {@code m} is an RPC REPLY to {@code xid} (at least its first two words). */
+    static boolean isReplyTo(MemorySegment m, int xid) {
+        return m.byteSize() >= 8 && Xdr.getInt(m, 0) == xid && Xdr.getInt(m, 4) == OncRpc.REPLY;
+    }
+}

@@ -1,0 +1,219 @@
+package org.rpcrdma.transport;
+
+import java.util.ArrayDeque;
+import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.core.Link;
+
+/**
+ * The RDMA Reads and Writes of one connection (≈ Linux {@code svc_rdma_rw.c}'s chunk
+ * contexts and its {@code sc_sq_avail} accounting): jobs of one or more operations, posted
+ * in order while fewer than the link's {@link Link#rdmaDepth()} are outstanding (RFC 8166
+ * §3.4: the responder's RDMA Reads never exceed the initiator depth agreed at connect, and
+ * the send queue keeps room for them), the rest waiting here. Every operation is signalled,
+ * so each completion frees exactly its own room.
+ *
+ * <p>A job says what happens once all its operations are posted ({@code posted}: the Send
+ * that must follow RDMA Writes on the same queue, RFC 8166 §3.5.4) and once all have
+ * completed ({@code done}: a pulled call goes to its handler; written memory goes back).
+ * Both run with no lock held. A lost connection drops every job: {@code done} never runs,
+ * {@code abandoned} does (buffers go back).
+ */
+final class RdmaQueue {
+    /** One job: operations on one chunk buffer. */
+    static final class Job {
+        final ChunkBuffer local;
+        final boolean write;
+        private final long[] localOffsets;
+        private final int[] lengths;
+        private final int[] rkeys;
+        private final long[] remoteOffsets;
+        private int count;
+        private int nextToPost;
+        private int completed;
+        Runnable posted;
+        Runnable done;
+        Runnable abandoned;
+        /** {@code done} runs once both have happened: {@code posted} ran, and every operation completed. */
+        private final java.util.concurrent.atomic.AtomicInteger gates = new java.util.concurrent.atomic.AtomicInteger(2);
+
+        Job(ChunkBuffer local, boolean write, int capacity) {
+            this.local = local;
+            this.write = write;
+            this.localOffsets = new long[capacity];
+            this.lengths = new int[capacity];
+            this.rkeys = new int[capacity];
+            this.remoteOffsets = new long[capacity];
+        }
+
+        /** Adds one operation: {@code local[localOffset, +length)} to or from the peer's (rkey, remoteOffset). */
+        void add(long localOffset, int length, int rkey, long remoteOffset) {
+            localOffsets[count] = localOffset;
+            lengths[count] = length;
+            rkeys[count] = rkey;
+            remoteOffsets[count] = remoteOffset;
+            count++;
+        }
+
+        int size() {
+            return count;
+        }
+
+        /**
+         * One operation per segment of {@code segs[first, first + n)} with a non-zero
+         * length, the local side laid out consecutively from {@code at}.
+         */
+        void addSegments(org.rpcrdma.transport.wire.SegmentList segs, int first, int n, long at) {
+            for (int i = first; i < first + n; i++) {
+                long len = segs.length(i);
+                if (len > 0) {
+                    add(at, (int) len, segs.handle(i), segs.offset(i));
+                    at += len;
+                }
+            }
+        }
+    }
+
+    private final Link link;
+    private final RpcRdmaStats stats;
+    private final Job[] inFlight;
+    private final int[] freeTokens;
+    private int freeCount;
+    private final ArrayDeque<Job> waiting = new ArrayDeque<>();
+    private boolean shut;
+
+    RdmaQueue(Link link, RpcRdmaStats stats) {
+        this.link = link;
+        this.stats = stats;
+        int depth = Math.max(1, link.rdmaDepth());
+        this.inFlight = new Job[depth];
+        this.freeTokens = new int[depth];
+        for (int i = 0; i < depth; i++) {
+            freeTokens[i] = depth - 1 - i;
+        }
+        this.freeCount = depth;
+    }
+
+    /** Queues {@code job} and posts what the depth allows; its callbacks may run before this returns. */
+    void submit(Job job) {
+        java.util.List<Job> after;
+        synchronized (this) {
+            if (shut) {
+                after = null;
+            } else {
+                if (!waiting.isEmpty() || freeCount == 0) {
+                    stats.rdmaDepthWaits.increment();
+                }
+                waiting.addLast(job);
+                after = pumpLocked();
+            }
+        }
+        if (after == null) {
+            run(job.abandoned);
+            return;
+        }
+        runPosted(after);
+        if (job.count == 0) {
+            gate(job);
+        }
+    }
+
+    /** A signalled operation completed. */
+    void completed(int token) {
+        Job j;
+        java.util.List<Job> after;
+        boolean finished;
+        synchronized (this) {
+            if (shut || token < 0 || token >= inFlight.length || inFlight[token] == null) {
+                return; // the connection was lost meanwhile: its jobs were dropped
+            }
+            j = inFlight[token];
+            inFlight[token] = null;
+            freeTokens[freeCount++] = token;
+            finished = ++j.completed == j.count;
+            after = pumpLocked();
+        }
+        runPosted(after);
+        if (finished) {
+            gate(j);
+        }
+    }
+
+    /** Runs the {@code posted} callbacks of jobs now fully posted (no lock held), in order. */
+    private static void runPosted(java.util.List<Job> jobs) {
+        for (Job j : jobs) {
+            run(j.posted);
+            gate(j);
+        }
+    }
+
+    private static void gate(Job j) {
+        if (j.gates.decrementAndGet() == 0) {
+            run(j.done);
+        }
+    }
+
+    /**
+     * Posts waiting operations in order while there is room. Returns the jobs now fully
+     * posted, whose {@code posted} callbacks run once the lock is released.
+     */
+    private java.util.List<Job> pumpLocked() {
+        java.util.List<Job> after = java.util.List.of();
+        while (!waiting.isEmpty() && (freeCount > 0 || waiting.peekFirst().nextToPost == waiting.peekFirst().count)) {
+            Job j = waiting.peekFirst();
+            if (j.nextToPost == j.count) {
+                waiting.pollFirst();
+                if (after.isEmpty()) {
+                    after = new java.util.ArrayList<>(2);
+                }
+                after.add(j);
+                continue;
+            }
+            int token = freeTokens[--freeCount];
+            inFlight[token] = j;
+            int i = j.nextToPost++;
+            if (j.write) {
+                link.postWrite(token, j.local, j.localOffsets[i], j.lengths[i], j.rkeys[i], j.remoteOffsets[i]);
+                stats.rdmaWrites.increment();
+                stats.rdmaBytesWritten.add(j.lengths[i]);
+            } else {
+                link.postRead(token, j.local, j.localOffsets[i], j.lengths[i], j.rkeys[i], j.remoteOffsets[i]);
+                stats.rdmaReads.increment();
+                stats.rdmaBytesRead.add(j.lengths[i]);
+            }
+        }
+        return after;
+    }
+
+    private static void run(Runnable r) {
+        if (r != null) {
+            r.run();
+        }
+    }
+
+    /** The connection is gone: drops every job (their {@code abandoned} runs), refuses new ones. */
+    void shutdown() {
+        java.util.ArrayList<Job> dropped = new java.util.ArrayList<>();
+        synchronized (this) {
+            if (shut) {
+                return;
+            }
+            shut = true;
+            for (int i = 0; i < inFlight.length; i++) {
+                Job j = inFlight[i];
+                if (j != null && !dropped.contains(j)) {
+                    dropped.add(j);
+                }
+                inFlight[i] = null;
+            }
+            for (Job j : waiting) {
+                if (!dropped.contains(j)) {
+                    dropped.add(j);
+                }
+            }
+            waiting.clear();
+        }
+        for (Job j : dropped) {
+            run(j.abandoned);
+        }
+    }
+}

@@ -1,0 +1,78 @@
+package org.rpcrdma.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.util.function.Consumer;
+import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.wire.ReadList;
+import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcRdmaHeader;
+import org.rpcrdma.transport.wire.SegmentList;
+import org.rpcrdma.transport.wire.Xdr;
+
+/**
+ * Assembles a call that came with read chunks into one logical RPC message in chunk memory
+ * (≈ Linux {@code svc_rdma_process_read_list}): the inline part is copied out of the
+ * receive buffer at once (so the buffer goes back to the pool now, not after the RDMA
+ * Reads), each read chunk is pulled by RDMA Read to its XDR position, and the roundup pad
+ * after a chunk is zeros we write ourselves: it is neither transferred nor inlined, and the
+ * inline content resumes 4-byte aligned (RFC 8166 §3.4.5; implementation-experience draft
+ * §3.6-3.7). A Position-Zero Read chunk carries the whole call (RDMA_NOMSG, §3.5.3).
+ *
+ * <p>Call only after {@link ChunkRules#refusal} accepted the header: positions, bounds and
+ * the total length are trusted here.
+ */
+final class ReadChunkPuller {
+    private final Link link;
+    private final RdmaQueue rdma;
+
+    ReadChunkPuller(Link link, RdmaQueue rdma) {
+        this.link = link;
+        this.rdma = rdma;
+    }
+
+    /**
+     * Starts pulling the call of header {@code h} (inline bytes in {@code buf}). When every
+     * Read has completed, {@code pulled} gets the assembled message (release it to free the
+     * chunk memory); if the connection is lost first, the memory is freed and nothing is
+     * called. Everything needed from {@code buf} and {@code h} is taken before this returns.
+     */
+    void pull(RpcRdmaHeader h, MemorySegment buf, Consumer<ReceivedMessage> pulled) {
+        long length = ChunkRules.assembledLength(h);
+        ChunkBuffer dst = link.allocateChunk(length);
+        MemorySegment out = dst.segment();
+        ReadList reads = h.readList();
+        SegmentList segs = reads.segments();
+        RdmaQueue.Job job = new RdmaQueue.Job(dst, false, segs.count());
+        boolean ok = false;
+        try {
+            if (h.proc() == RpcRdma.RDMA_NOMSG) {
+                job.addSegments(segs, 0, reads.chunkSegmentCount(0), 0);
+            } else {
+                long in = h.messageOffset(); // next inline byte not yet copied
+                long d = 0; // XDR stream position of the next byte of the assembled message
+                for (int c = 0; c < reads.chunkCount(); c++) {
+                    long pos = reads.chunkPosition(c);
+                    long inline = pos - d;
+                    MemorySegment.copy(buf, in, out, d, inline);
+                    in += inline;
+                    d = pos;
+                    long len = reads.chunkLength(c);
+                    job.addSegments(segs, reads.chunkFirstSegment(c), reads.chunkSegmentCount(c), d);
+                    long padded = Xdr.roundUp(len);
+                    out.asSlice(d + len, padded - len).fill((byte) 0);
+                    d += padded;
+                }
+                MemorySegment.copy(buf, in, out, d, h.messageOffset() + h.messageLength() - in);
+            }
+            ok = true;
+        } finally {
+            if (!ok) {
+                dst.release();
+            }
+        }
+        job.done = () -> pulled.accept(new ReceivedMessage(out, dst::release));
+        job.abandoned = dst::release;
+        rdma.submit(job);
+    }
+}

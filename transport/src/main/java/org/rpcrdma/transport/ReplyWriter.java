@@ -1,0 +1,122 @@
+package org.rpcrdma.transport;
+
+import java.lang.foreign.MemorySegment;
+import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcRdmaEncoder;
+import org.rpcrdma.transport.wire.RpcRdmaHeader;
+import org.rpcrdma.transport.wire.SegmentList;
+import org.rpcrdma.transport.wire.WriteList;
+
+/**
+ * Sends the reply to a call that offered chunks (≈ Linux {@code svc_rdma_sendto} with
+ * {@code svc_rdma_send_write_list} / {@code svc_rdma_send_reply_chunk}):
+ * <ul>
+ * <li>a reply that fits inline goes inline as RDMA_MSG, even when a Reply chunk was
+ *     offered (the responder chooses; implementation-experience draft §2.5.1);</li>
+ * <li>one that does not goes by RDMA Write into the Reply chunk, then an RDMA_NOMSG Send
+ *     (RFC 8166 §3.5.4) — the Send follows the Writes on the same send queue, so the
+ *     requester sees the data placed when the Send arrives;</li>
+ * <li>a DDP result goes into write chunk 0 by RDMA Write, never its XDR pad (§3.4.6).</li>
+ * </ul>
+ * Every write chunk offered is returned with its segment count unchanged and each
+ * segment's length set to the bytes written there, 0 when unused (RFC 8166 §4.3.2).
+ */
+final class ReplyWriter {
+    private final Link link;
+    private final RdmaQueue rdma;
+    private final SendQueue sends;
+    private final int sendInline;
+    private final int maxChunkBytes;
+    private final RpcRdmaStats stats;
+
+    ReplyWriter(Link link, RdmaQueue rdma, SendQueue sends, int sendInline, int maxChunkBytes, RpcRdmaStats stats) {
+        this.link = link;
+        this.rdma = rdma;
+        this.sends = sends;
+        this.sendInline = sendInline;
+        this.maxChunkBytes = maxChunkBytes;
+        this.stats = stats;
+    }
+
+    /**
+     * Sends {@code reply} (and {@code payload} into write chunk 0, if not null) for call
+     * {@code xid}. Returns null once it is on its way, or why it cannot be sent (nothing was
+     * sent: the caller answers ERR_CHUNK). The segments may be reused once this returns.
+     */
+    String send(int xid, int credit, MemorySegment reply, CallChunks chunks, MemorySegment payload) {
+        long payloadLength = payload == null ? 0 : payload.byteSize();
+        if (payload != null && payloadLength > chunks.writeCapacity(0)) {
+            return "its DDP result of " + payloadLength + " bytes is over the " + chunks.writeCapacity(0)
+                    + " bytes of the call's first write chunk";
+        }
+        WriteList offered = chunks.writes;
+        RpcRdmaHeader h = new RpcRdmaHeader(0, offered.chunkCount(), offered.segments().count(),
+                chunks.reply == null ? 0 : chunks.reply.count());
+        h.clear().xid(xid).credit(credit).proc(RpcRdma.RDMA_MSG);
+        WriteList returned = h.writeList();
+        returned.copyFrom(offered);
+        for (int c = 0; c < returned.chunkCount(); c++) {
+            returned.fillChunk(c, c == 0 ? payloadLength : 0);
+        }
+        long length = reply.byteSize();
+        boolean viaReplyChunk = RpcRdmaEncoder.encodedLength(h) + length > sendInline;
+        if (viaReplyChunk) {
+            if (chunks.reply == null) {
+                return "it is " + length + " bytes, over the " + (sendInline - RpcRdmaEncoder.encodedLength(h))
+                        + " bytes that fit the negotiated inline threshold of " + sendInline
+                        + ", and the call offered no Reply chunk";
+            }
+            if (length > chunks.replyCapacity()) {
+                return "it is " + length + " bytes, over the " + chunks.replyCapacity()
+                        + " bytes of the call's Reply chunk";
+            }
+            h.proc(RpcRdma.RDMA_NOMSG).hasReplyChunk(true);
+            SegmentList rc = h.replyChunk();
+            rc.copyFrom(chunks.reply);
+            long left = length;
+            for (int i = 0; i < rc.count(); i++) {
+                long used = Math.min(left, rc.length(i));
+                rc.setLength(i, used);
+                left -= used;
+            }
+        }
+        if (RpcRdmaEncoder.encodedLength(h) > sendInline) {
+            return "its transport header alone is over the inline threshold of " + sendInline;
+        }
+        if (!viaReplyChunk && payload == null) {
+            sends.sendWithHeader(h, reply);
+            return null;
+        }
+        if (link.rdmaDepth() == 0) {
+            return "it needs RDMA Write, which this side does not do";
+        }
+        if (payloadLength + length > maxChunkBytes) {
+            return "it would write " + (payloadLength + length) + " bytes, over our limit of " + maxChunkBytes;
+        }
+        // One buffer: [payload | reply]. The inline reply (DDP case) is sent from it too,
+        // after the Writes are posted, when the caller's segment may be gone.
+        ChunkBuffer buf = link.allocateChunk(payloadLength + length);
+        MemorySegment mem = buf.segment();
+        if (payload != null) {
+            MemorySegment.copy(payload, 0, mem, 0, payloadLength);
+        }
+        MemorySegment.copy(reply, 0, mem, payloadLength, length);
+        RdmaQueue.Job job = new RdmaQueue.Job(buf, true, returned.segments().count()
+                + (viaReplyChunk ? h.replyChunk().count() : 0));
+        if (payload != null) {
+            job.addSegments(returned.segments(), returned.chunkFirstSegment(0), returned.chunkSegmentCount(0), 0);
+        }
+        if (viaReplyChunk) {
+            job.addSegments(h.replyChunk(), 0, h.replyChunk().count(), payloadLength);
+            stats.replyChunksUsed.increment();
+        }
+        MemorySegment inline = viaReplyChunk ? null : mem.asSlice(payloadLength, length);
+        job.posted = () -> sends.sendWithHeader(h, inline);
+        job.done = buf::release;
+        job.abandoned = buf::release;
+        rdma.submit(job);
+        return null;
+    }
+}

@@ -1,0 +1,220 @@
+package org.rpcrdma.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.results;
+
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcRdmaHeader;
+
+/**
+ * Chunks between our client and server on real verbs (Soft-RoCE guest): long calls pulled
+ * by the server's RDMA Reads, long replies written into Reply chunks, content checked byte
+ * for byte; a Reply chunk offered but not needed; a missing Reply chunk; and the rkeys of a
+ * completed call refused to a late RDMA Read and Write.
+ */
+@Tag("verbs")
+class ChunkVerbsTest {
+    private RpcRdmaServer server;
+    private RpcRdmaClient client;
+    private final AtomicReference<Connection> serverConn = new AtomicReference<>();
+
+    private void start(RpcRdmaOptions o, CallHandler h) throws Exception {
+        InetAddress ip = EndpointVerbsTest.deviceAddress();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, h, serverConn::set);
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        EndpointVerbsTest.closeAndCheckNothingLeft(client, server);
+    }
+
+    private static byte[] pattern(int n) {
+        byte[] b = new byte[n];
+        new Random(n).nextBytes(b);
+        return b;
+    }
+
+    private byte[] echoOf(byte[] args) throws Exception {
+        ReceivedMessage m = client.connection().call(callMsg(args.length, 1, args), args.length + 64)
+                .get(60, TimeUnit.SECONDS);
+        try {
+            return results(m);
+        } finally {
+            m.release();
+        }
+    }
+
+    private void roundTrips(int inline, int... sizes) throws Exception {
+        start(EndpointVerbsTest.OPTS.withInlineThreshold(inline).withMaxChunkBytes(17 << 20), echo());
+        for (int size : sizes) {
+            byte[] args = pattern(size);
+            assertArrayEquals(args, echoOf(args), size + " bytes at inline " + inline);
+        }
+        Connection c = client.connection();
+        assertTrue(c.stats().longCallsSent.sum() > 0);
+        assertTrue(server.stats().replyChunksUsed.sum() > 0);
+        assertTrue(server.stats().rdmaReads.sum() > 0 && server.stats().rdmaWrites.sum() > 0);
+        assertEquals(0, server.stats().errChunkSent.sum());
+        assertTrue(c.isOpen());
+    }
+
+    @Test
+    void echoRoundTripsAtInline1024() throws Exception {
+        roundTrips(1024, 0, 1, 3, 1023, 1024, 1025, 4096, 65536, 1 << 20);
+    }
+
+    @Test
+    void echoRoundTripsAtInline4096UpTo16MiB() throws Exception {
+        roundTrips(4096, 0, 1023, 4095, 4096, 4097, 65536, 1 << 20, 16 << 20);
+    }
+
+    @Test
+    void concurrentLongCallsShareTheRdmaDepth() throws Exception {
+        start(EndpointVerbsTest.OPTS.withInlineThreshold(1024).withRdmaDepth(2), echo());
+        List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
+        List<byte[]> args = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            byte[] a = pattern(20_000 + i);
+            args.add(a);
+            fs.add(client.connection().call(callMsg(100 + i, 1, a), a.length + 64));
+        }
+        for (int i = 0; i < fs.size(); i++) {
+            ReceivedMessage m = fs.get(i).get(60, TimeUnit.SECONDS);
+            assertArrayEquals(args.get(i), results(m));
+            m.release();
+        }
+    }
+
+    @Test
+    void aReplyChunkOfferedButNotNeededIsLeftUnused() throws Exception {
+        start(EndpointVerbsTest.OPTS.withInlineThreshold(1024), echo());
+        ReceivedMessage m = client.connection().call(callMsg(1, 1, new byte[] {9, 8, 7}), 4240)
+                .get(30, TimeUnit.SECONDS);
+        assertArrayEquals(new byte[] {9, 8, 7}, results(m));
+        m.release();
+        assertEquals(1, server.stats().chunkedCallsReceived.sum());
+        assertEquals(0, server.stats().replyChunksUsed.sum());
+    }
+
+    @Test
+    void aLongReplyWithoutAReplyChunkIsErrChunk() throws Exception {
+        start(EndpointVerbsTest.OPTS.withInlineThreshold(1024), echo());
+        CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(2, 1, new byte[2000]));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS));
+        assertInstanceOf(RdmaErrorException.class, e.getCause());
+        assertEquals(RpcRdma.ERR_CHUNK, ((RdmaErrorException) e.getCause()).errorCode());
+        assertTrue(client.connection().isOpen());
+    }
+
+    @Test
+    void aDdpWritePayloadAndReadReceptacle() throws Exception {
+        start(EndpointVerbsTest.OPTS.withInlineThreshold(1024), ChunkTest.ddpEcho());
+        for (int size : new int[] {1, 1023, 65_537, 1 << 20}) {
+            byte[] data = ChunkTest.pattern(size, size);
+            MemorySegment receptacle = MemorySegment.ofArray(new byte[size + 3]);
+            ReceivedMessage m = client.connection().call(ChunkTest.writeCall(size, data),
+                    new DdpArgument(44, size), receptacle, 0).get(60, TimeUnit.SECONDS);
+            assertEquals(size, m.placedBytes());
+            assertArrayEquals(data, receptacle.asSlice(0, size).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            m.release();
+        }
+        assertEquals(0, client.connection().stats().longCallsSent.sum(), "payloads went as DDP read chunks");
+    }
+
+    @Test
+    void hostileChunkListsCostTheirCallAndABadRkeyOnlyItsOwnConnection() throws Exception {
+        start(EndpointVerbsTest.OPTS.withInlineThreshold(1024), echo());
+        // a second client that plays by hand; backward credits keep receives posted for
+        // the answers to calls it never made through its requester
+        RpcRdmaClient hostile = RpcRdmaClient.connect(new InetSocketAddress(EndpointVerbsTest.deviceAddress(),
+                server.port()), EndpointVerbsTest.OPTS.withInlineThreshold(1024).withBackwardCredits(4)
+                .withReconnectAttempts(0));
+        try {
+            // 4 GiB - 1 in a Position-Zero Read chunk: refused before anything is allocated or read
+            RpcRdmaHeader h = new RpcRdmaHeader(8, 1, 1, 1).clear().xid(0x70).credit(1).proc(RpcRdma.RDMA_NOMSG);
+            h.readList().add(0, 0x1234, 0xFFFF_FFFFL, 0x1000);
+            hostile.connection().postRaw(encoded(h));
+            assertTrue(EndpointDefectsVerbsTest.waitFor(() -> server.stats().errChunkSent.sum() == 1, 10_000));
+            assertEquals(0, server.stats().rdmaReads.sum());
+            assertTrue(hostile.connection().isOpen());
+            // a read chunk under an rkey the client never exposed: the server's RDMA Read fails
+            h = new RpcRdmaHeader(8, 1, 1, 1).clear().xid(0x71).credit(1).proc(RpcRdma.RDMA_NOMSG);
+            h.readList().add(0, 0x7777, 100, 0x1000);
+            hostile.connection().postRaw(encoded(h));
+            assertTrue(EndpointDefectsVerbsTest.waitFor(() -> !hostile.connection().isOpen(), 20_000),
+                    "a remote access error ends that connection");
+            // the well-behaved client carries on
+            byte[] args = pattern(5000);
+            assertArrayEquals(args, echoOf(args));
+        } finally {
+            hostile.close();
+        }
+    }
+
+    private static MemorySegment encoded(RpcRdmaHeader h) {
+        int n = org.rpcrdma.transport.wire.RpcRdmaEncoder.encodedLength(h);
+        MemorySegment m = MemorySegment.ofArray(new byte[n]);
+        org.rpcrdma.transport.wire.RpcRdmaEncoder.encode(h, m, 0, n);
+        return m;
+    }
+
+    /** A late RDMA op by the server with the rkey of a call that completed: a remote access error. */
+    private void lateOpFails(boolean write) throws Exception {
+        start(EndpointVerbsTest.OPTS.withInlineThreshold(1024).withReconnectAttempts(0), echo());
+        CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(3, 1, new byte[3000]), 4096);
+        RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+        int rkey = write ? offered.replyChunk().handle(0) : offered.readList().segments().handle(0);
+        long addr = write ? offered.replyChunk().offset(0) : offered.readList().segments().offset(0);
+        f.get(30, TimeUnit.SECONDS).release();
+        Connection sc = serverConn.get();
+        Link link = sc.link();
+        ChunkBuffer b = link.allocateChunk(64);
+        try {
+            if (write) {
+                link.postWrite(0, b, 0, 64, rkey, addr);
+            } else {
+                link.postRead(0, b, 0, 64, rkey, addr);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (sc.isOpen() && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertFalse(sc.isOpen(), "the server's " + (write ? "Write" : "Read") + " with a withdrawn rkey failed");
+        } finally {
+            b.release();
+        }
+    }
+
+    @Test
+    void aLateRdmaWriteWithACompletedCallsRkeyFails() throws Exception {
+        lateOpFails(true);
+    }
+
+    @Test
+    void aLateRdmaReadWithACompletedCallsRkeyFails() throws Exception {
+        lateOpFails(false);
+    }
+}
