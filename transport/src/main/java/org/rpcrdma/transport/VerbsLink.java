@@ -37,9 +37,11 @@ import org.rpcrdma.transport.verbs.WorkCompletions;
  * dispatch runs user code, which may post (a read lock held there would block behind a
  * waiting destroy's write lock) or block for as long as it likes.
  *
- * <p>Somewhat over 400 lines because the posts, the polls and destroy share that one
+ * <p>Over 400 lines because every use of native memory (Sends, receives, RDMA Reads and
+ * Writes, exposing and withdrawing chunk memory, the polls) and destroy share that one
  * gate: kept in one class, the argument that nothing native is used after free can be
- * checked in one place.
+ * checked in one place. Who polls lives in {@link CompletionDriver}, chunk memory in
+ * {@link ChunkMemory}.
  */
 final class VerbsLink implements Link {
     private static final System.Logger LOG = System.getLogger(VerbsLink.class.getName());
