@@ -480,10 +480,24 @@ public final class Connection implements AutoCloseable {
      */
     public ReceivedMessage callAndWait(MemorySegment rpcCall, long timeout, TimeUnit unit)
             throws InterruptedException, TimeoutException {
+        return callAndWait(rpcCall, 0, timeout, unit);
+    }
+
+    /**
+     * {@link #callAndWait(MemorySegment, long, TimeUnit)} allowing a reply of up to
+     * {@code maxReplyBytes}, as {@link #call(MemorySegment, int)}: a Reply chunk that large is
+     * offered when it does not fit the receive inline threshold.
+     */
+    public ReceivedMessage callAndWait(MemorySegment rpcCall, int maxReplyBytes, long timeout, TimeUnit unit)
+            throws InterruptedException, TimeoutException {
+        if (maxReplyBytes < 0 || maxReplyBytes > params.maxChunkBytes()) {
+            throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " is not in [0, "
+                    + params.maxChunkBytes() + "] (maxChunkBytes)");
+        }
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         link.blockingCallStarts();
         try {
-            return awaitReply(call(rpcCall, 0, false), rpcCall, deadline, timeout, unit);
+            return awaitReply(call(rpcCall, 0, false, maxReplyBytes, null, null), rpcCall, deadline, timeout, unit);
         } finally {
             link.blockingCallEnds();
         }

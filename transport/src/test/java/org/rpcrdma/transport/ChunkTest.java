@@ -113,6 +113,20 @@ class ChunkTest {
     }
 
     @Test
+    void aBlockingCallOffersItsReplyChunkToo() throws Exception {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), echo())) {
+            byte[] args = pattern(20_000, 7);
+            ReceivedMessage m = p.client().callAndWait(callMsg(12, 1, args), 24 + args.length, 10,
+                    java.util.concurrent.TimeUnit.SECONDS);
+            assertArrayEquals(args, results(m));
+            assertEquals(1, p.server().stats().replyChunksUsed.sum());
+            assertEquals(0, p.exposedCount());
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> p.client()
+                    .callAndWait(callMsg(13, 1, args), -1, 1, java.util.concurrent.TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
     void aReplyTooLargeForItsReplyChunkIsRefusedAndTheHandlerTold() {
         AtomicReference<RuntimeException> told = new AtomicReference<>();
         CallHandler big = call -> {

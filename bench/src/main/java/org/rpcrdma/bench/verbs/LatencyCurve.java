@@ -40,9 +40,10 @@ import org.rpcrdma.transport.wire.Xdr;
  *   <li>{@code rpc-<T>}: an RPC-over-RDMA forward call through {@link RpcRdmaClient} to an
  *       {@link RpcRdmaServer} with inline threshold T. Message size = bytes of RPC arguments.
  *       {@code null}: the reply is empty (at size 0 exactly an ONC RPC NULL call);
- *       {@code echo}: the reply carries the arguments back. A call over the threshold needs
- *       chunks, which the transport does not have yet: it fails with {@link RpcRdmaException}
- *       and the point is recorded as "needs chunks".
+ *       {@code echo}: the reply carries the arguments back. Past the threshold the call goes
+ *       as a long call (RDMA_NOMSG with a Position-Zero Read chunk the server pulls by RDMA
+ *       Read) and an echo's reply comes back through a Reply chunk (RDMA Write), so the curve
+ *       shows where inline stops and chunks take over.
  * </ul>
  * For the verbs series the size is the Send's byte count (as for ib_send_lat); an RPC of
  * size S sends S + 68 bytes (28-byte RPC-over-RDMA header + 40-byte call header).
@@ -424,9 +425,11 @@ public final class LatencyCurve {
 
     private int xid;
 
-    private ReceivedMessage call(Endpoints e, MemorySegment call) throws InterruptedException, TimeoutException {
+    /** One blocking call allowing a reply of {@code replyBytes} (a Reply chunk is offered when that is not inline). */
+    private ReceivedMessage call(Endpoints e, MemorySegment call, int replyBytes)
+            throws InterruptedException, TimeoutException {
         Xdr.putInt(call, 0, ++xid);
-        return e.client.connection().callAndWait(call, 10, TimeUnit.SECONDS);
+        return e.client.connection().callAndWait(call, replyBytes, 10, TimeUnit.SECONDS);
     }
 
     private void runRpc(int threshold, int[] sizes) {
@@ -452,7 +455,7 @@ public final class LatencyCurve {
                     Xdr.putInt(call, 20, proc);
                     int expect = REPLY_HEADER + (proc == PROC_ECHO ? size : 0);
                     try {
-                        ReceivedMessage probe = call(e, call);
+                        ReceivedMessage probe = call(e, call, expect);
                         long got = probe.bytes().byteSize();
                         probe.release();
                         if (got != expect) {
@@ -479,13 +482,13 @@ public final class LatencyCurve {
                         Histogram h = new Histogram(3);
                         long end = System.nanoTime() + warmupNanos;
                         while (System.nanoTime() < end) {
-                            call(e, call).release();
+                            call(e, call, expect).release();
                         }
                         end = System.nanoTime() + measureNanos;
                         long t;
                         do {
                             long t0 = System.nanoTime();
-                            ReceivedMessage m = call(e, call);
+                            ReceivedMessage m = call(e, call, expect);
                             t = System.nanoTime();
                             m.release();
                             h.recordValue(t - t0);
