@@ -132,7 +132,7 @@ final class Report {
             Point ours = null; // inline at the smallest threshold that holds the call, else chunked at the largest
             for (int t : LatencyCurve.THRESHOLDS) {
                 Point p = find(rpcSeries(t), "echo", size);
-                if (p != null && p.ok() && (ours == null || size <= LatencyCurve.lastInline(t))) {
+                if (p != null && p.ok()) {
                     ours = p;
                     if (size <= LatencyCurve.lastInline(t)) {
                         break;
