@@ -31,7 +31,8 @@ import org.rpcrdma.transport.wire.Xdr;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class InMemoryCallBenchmark {
     /** Bytes of RPC call (and of the echoed reply's results). */
-    @Param({"40", "1024", "4000"})
+    /** 65536: over the 8 KiB threshold, so a long call (Position-Zero Read chunk) and a Reply chunk. */
+    @Param({"40", "1024", "4000", "65536"})
     public int size;
 
     private InMemoryPair pair;
@@ -63,7 +64,8 @@ public class InMemoryCallBenchmark {
     @Benchmark
     public long call() {
         Xdr.putInt(call, 0, ++xid);
-        ReceivedMessage m = pair.client().call(call).join();
+        ReceivedMessage m = (size > 8000 ? pair.client().call(call, (int) reply.byteSize()) : pair.client().call(call))
+                .join();
         long n = m.bytes().byteSize();
         m.release();
         return n;
