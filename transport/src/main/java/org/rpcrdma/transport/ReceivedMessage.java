@@ -10,7 +10,11 @@ import java.lang.foreign.MemorySegment;
 public final class ReceivedMessage implements AutoCloseable {
     private final MemorySegment bytes;
     private final long placed;
-    private Runnable releaser;
+    private final Runnable releaser;
+    /** Set for a message in a receive buffer: released to it directly (no lambda per message). */
+    private final Connection owner;
+    private final int slot;
+    private boolean released;
 
     ReceivedMessage(MemorySegment bytes, Runnable releaser) {
         this(bytes, releaser, -1);
@@ -20,6 +24,21 @@ public final class ReceivedMessage implements AutoCloseable {
         this.bytes = bytes;
         this.releaser = releaser;
         this.placed = placed;
+        this.owner = null;
+        this.slot = -1;
+    }
+
+    /** A message in receive buffer {@code slot} of {@code owner}; releasing it reposts that buffer. */
+    ReceivedMessage(MemorySegment bytes, Connection owner, int slot) {
+        this(bytes, owner, slot, -1);
+    }
+
+    ReceivedMessage(MemorySegment bytes, Connection owner, int slot, long placed) {
+        this.bytes = bytes;
+        this.releaser = null;
+        this.placed = placed;
+        this.owner = owner;
+        this.slot = slot;
     }
 
     /**
@@ -33,7 +52,7 @@ public final class ReceivedMessage implements AutoCloseable {
 
     /** The RPC message bytes; do not use after {@link #release()}. */
     public MemorySegment bytes() {
-        if (releaser == null) {
+        if (released) {
             throw new IllegalStateException("message already released");
         }
         return bytes;
@@ -44,11 +63,17 @@ public final class ReceivedMessage implements AutoCloseable {
         return bytes().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
     }
 
-    public synchronized void release() {
-        Runnable r = releaser;
-        releaser = null;
-        if (r != null) {
-            r.run();
+    public void release() {
+        synchronized (this) {
+            if (released) {
+                return;
+            }
+            released = true;
+        }
+        if (owner != null) {
+            owner.releaseReceive(slot);
+        } else {
+            releaser.run();
         }
     }
 
