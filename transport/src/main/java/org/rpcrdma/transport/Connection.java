@@ -44,8 +44,10 @@ import org.rpcrdma.transport.wire.Xdr;
  * Requester → SendQueue → ReceiveQueue → link. No future is completed and no user code
  * (handlers, future callbacks, the endpoint's hand-over) runs while any of them is held.
  *
- * <p>Over 400 lines because it is the documented public API of a connection; the work
- * itself lives in the classes named above.
+ * <p>Over 400 lines because it is the documented public API of a connection (the call
+ * overloads for timeouts, Reply chunks and direct data placement, the backchannel, the
+ * accessors); the work itself lives in the classes named above, chunks in ChunkMarshal,
+ * CallExposure, ReadChunkPuller and ReplyWriter, and who polls in CompletionDriver.
  */
 public final class Connection implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
