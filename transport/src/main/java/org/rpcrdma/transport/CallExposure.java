@@ -1,6 +1,7 @@
 package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.Consumer;
 import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.wire.RpcRdma;
@@ -13,8 +14,9 @@ import org.rpcrdma.transport.wire.RpcRdmaHeader;
  * for a reply too large to come inline. Each has an rkey of its own, made for this call on
  * this connection, and withdrawn before the caller's future completes, however the call
  * ends (RFC 8166 §4.4: the responder can no longer reach the memory once the requester sees
- * the result). Thread-safe: the reply arrives on the completion thread while the caller
- * may cancel.
+ * the result): by the link's LOCAL_INV, whose completion the reply waits for, or by the
+ * peer's Send with Invalidate that brought it; the memory goes back only after that.
+ * Thread-safe: the reply arrives on the completion thread while the caller may cancel.
  */
 final class CallExposure {
     /** Roles of the exposed buffers. */
@@ -85,25 +87,51 @@ final class CallExposure {
     }
 
     /**
-     * The reply arrived and was checked: withdraws every rkey, copies the {@code placed}
-     * bytes of a DDP result into the caller's receptacle, and returns the reply's bytes from
-     * the Reply chunk ({@code replyLength} bytes, handed to the caller with its memory) or,
-     * when {@code replyLength} is negative, an empty marker. Null if the call was released
-     * meanwhile (abandoned: nothing may be read any more).
+     * The reply arrived and was checked: withdraws every rkey and, once none reaches our
+     * memory any more (RFC 8166 §4.4: at once, or when our LOCAL_INV completed), copies the
+     * {@code placed} bytes of a DDP result into the caller's receptacle and hands
+     * {@code then} the reply's bytes from the Reply chunk ({@code replyLength} bytes, handed
+     * on with their memory) or, when {@code replyLength} is negative, an empty marker; or
+     * null if the call was released meanwhile (abandoned: nothing may be read any more).
+     * {@code then} may run before this returns, or later on the completion thread.
      */
-    synchronized ReceivedMessage finish(long replyLength, long placed) {
-        if (released) {
-            return null;
+    void finish(long replyLength, long placed, Consumer<ReceivedMessage> then) {
+        int[] keys = new int[rkeys.length];
+        int n;
+        synchronized (this) {
+            if (released) {
+                n = -1;
+            } else {
+                released = true; // ORDER: from here only the withdrawal's continuation touches the buffers
+                n = exposedKeys(keys);
+            }
         }
+        if (n < 0) {
+            then.accept(null);
+            return;
+        }
+        withdraw(keys, n, () -> then.accept(afterWithdrawal(replyLength, placed)));
+    }
+
+    /** Runs once the rkeys are dead: the receptacle filled, the reply handed on, the rest freed. */
+    private ReceivedMessage afterWithdrawal(long replyLength, long placed) {
         ChunkBuffer reply = replyLength >= 0 ? buffers[REPLY] : null;
         if (reply != null) {
             buffers[REPLY] = null;
         }
-        invalidateAll(); // ORDER: the peer can no longer write before we read
-        if (placed > 0) {
-            MemorySegment.copy(buffers[RECEPTACLE].segment(), 0, receptacle, 0, placed);
+        try {
+            if (placed > 0) {
+                MemorySegment.copy(buffers[RECEPTACLE].segment(), 0, receptacle, 0, placed);
+            }
+        } catch (IllegalStateException e) {
+            // the caller freed its receptacle: it abandoned the call, nothing is delivered
+            freeBuffers();
+            if (reply != null) {
+                reply.release();
+            }
+            return null;
         }
-        release();
+        freeBuffers();
         long reported = offersWriteChunk() ? placed : -1;
         if (reply == null) {
             return new ReceivedMessage(MemorySegment.NULL, () -> { }, reported);
@@ -111,30 +139,50 @@ final class CallExposure {
         return new ReceivedMessage(reply.segment().asSlice(0, replyLength), reply::release, reported);
     }
 
-    /** Withdraws every rkey and frees the memory not handed on; idempotent. */
-    synchronized void release() {
-        if (released) {
-            return;
-        }
-        released = true;
-        invalidateAll();
-        for (int i = 0; i < buffers.length; i++) {
-            if (buffers[i] != null) {
-                buffers[i].release();
-                buffers[i] = null;
+    /** Withdraws every rkey, then frees the memory (once the peer can no longer reach it); idempotent. */
+    void release() {
+        int[] keys = new int[rkeys.length];
+        int n;
+        synchronized (this) {
+            if (released) {
+                return;
             }
+            released = true;
+            n = exposedKeys(keys);
         }
+        withdraw(keys, n, this::freeBuffers);
     }
 
-    private void invalidateAll() {
+    /** The rkeys still exposed, into {@code keys}; marks them withdrawn. Caller holds the lock. */
+    private int exposedKeys(int[] keys) {
+        int n = 0;
         for (int i = 0; i < rkeys.length; i++) {
             if (exposed[i]) {
                 exposed[i] = false;
-                try {
-                    link.invalidate(rkeys[i]);
-                } catch (RuntimeException e) {
-                    // the link is gone, and with it every registration it made
-                }
+                keys[n++] = rkeys[i];
+            }
+        }
+        return n;
+    }
+
+    private void withdraw(int[] keys, int n, Runnable then) {
+        if (n == 0) {
+            then.run();
+            return;
+        }
+        try {
+            link.withdraw(keys, n, then);
+        } catch (RuntimeException e) {
+            then.run(); // the link is gone, and with it every rkey it made
+        }
+    }
+
+    private void freeBuffers() {
+        for (int i = 0; i < buffers.length; i++) {
+            ChunkBuffer b = buffers[i];
+            buffers[i] = null;
+            if (b != null) {
+                b.release();
             }
         }
     }

@@ -11,12 +11,15 @@ import org.rpcrdma.transport.verbs.ProtectionDomain;
 /**
  * The chunk memory of one {@link VerbsLink} (≈ Linux's {@code rpcrdma_regbuf}s and FRWR
  * MRs of one connection): a pool registered once for RDMA Read targets and RDMA Write
- * sources (LOCAL_WRITE only: its own rkey is never shown to the peer), buffers registered
- * for themselves when the pool is full, and per-RPC registrations that expose memory to
- * the peer under an rkey of their own ({@link #expose}, withdrawn by {@link #invalidate}:
- * ibv_dereg_mr, synchronous, so the peer can no longer reach the memory once it returns,
- * RFC 8166 §4.4). Whatever is still registered when the link goes is closed by
- * {@link #closeAll}, after the QP.
+ * sources (LOCAL_WRITE, and MW_BIND when windows are used: its own rkey is never shown to
+ * the peer), buffers registered for themselves when the pool is full, and the exposure of
+ * such memory to the peer under an rkey of one RPC ({@link #expose}): a type-2 memory
+ * window bound over it ({@link WindowPool}), or, when the device has none or none is free,
+ * a registration of its own (ibv_reg_mr; the fallback behind the same interface).
+ * {@link #withdraw} takes the rkeys back before anything reads or reuses the memory
+ * (RFC 8166 §4.4): LOCAL_INV for windows (asynchronous), ibv_dereg_mr for registrations
+ * (synchronous). Whatever is still registered when the link goes is closed by
+ * {@link #closeAll}, after the QP, windows before the memory they were bound to.
  *
  * <p>Not guarded itself: {@link VerbsLink} calls it under the read side of its gate (and
  * {@link #closeAll} under the write side), so nothing here runs on freed verbs objects.
@@ -33,13 +36,29 @@ final class ChunkMemory {
     private final Guard guard;
     private final ConcurrentHashMap<MemoryRegion, Arena> own = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Integer, MemoryRegion> exposed = new ConcurrentHashMap<>();
+    /** Windows for exposures, or null: a registration per RPC. */
+    private final WindowPool windows;
+    private final int ownAccess;
+    private volatile RpcRdmaStats stats;
 
-    /** @param poolMr registered pool memory (LOCAL_WRITE), or null for none */
-    ChunkMemory(ProtectionDomain pd, MemoryRegion poolMr, Guard guard) {
+    /**
+     * @param poolMr  registered pool memory (LOCAL_WRITE, plus MW_BIND if {@code windows}), or null for none
+     * @param windows the link's memory windows, or null to register per RPC
+     */
+    ChunkMemory(ProtectionDomain pd, MemoryRegion poolMr, WindowPool windows, Guard guard) {
         this.pd = pd;
         this.poolMr = poolMr;
         this.pool = new ChunkPool(poolMr == null ? 0 : poolMr.length());
+        this.windows = windows;
+        this.ownAccess = Access.LOCAL_WRITE | (windows == null ? 0 : Access.MW_BIND);
         this.guard = guard;
+    }
+
+    void stats(RpcRdmaStats s) {
+        this.stats = s;
+        if (windows != null) {
+            windows.stats(s);
+        }
     }
 
     /** A slice of the pool, or memory registered for this buffer alone; both go back on release. */
@@ -52,7 +71,7 @@ final class ChunkMemory {
         Arena arena = Arena.ofShared();
         MemoryRegion mr;
         try {
-            mr = pd.register(arena.allocate(Math.max(bytes, 1), 4096), Access.LOCAL_WRITE);
+            mr = pd.register(arena.allocate(Math.max(bytes, 1), 4096), ownAccess);
         } catch (RuntimeException e) {
             arena.close();
             throw e;
@@ -69,24 +88,61 @@ final class ChunkMemory {
         }
     }
 
-    /** Registers {@code local[offset, +length)} for the peer's Reads (or Writes) under a fresh rkey. */
+    /**
+     * Exposes {@code local[offset, +length)} to the peer's Reads (or Writes) under a fresh
+     * rkey: a window bound over it if one is free, else a registration of its own.
+     */
     int expose(ChunkBuffer local, long offset, long length, boolean writable) {
-        MemoryRegion mr = pd.register(local.segment().asSlice(offset, length),
-                Access.LOCAL_WRITE | (writable ? Access.REMOTE_WRITE : Access.REMOTE_READ));
+        int remote = writable ? Access.REMOTE_WRITE : Access.REMOTE_READ;
+        RpcRdmaStats s = stats;
+        if (windows != null && length > 0) {
+            MemoryRegion under = local.handle() instanceof MemoryRegion own ? own : poolMr;
+            int rkey = windows.bind(under, local.segment().address() + offset, length, remote);
+            if (rkey != WindowPool.NO_WINDOW) {
+                return rkey;
+            }
+        }
+        MemoryRegion mr = pd.register(local.segment().asSlice(offset, length), Access.LOCAL_WRITE | remote);
         exposed.put(mr.rkey(), mr);
+        if (s != null) {
+            s.exposureRegistrations.increment();
+        }
         return mr.rkey();
     }
 
-    /** Deregisters an rkey from {@link #expose}; idempotent. */
-    void invalidate(int rkey) {
-        MemoryRegion mr = exposed.remove(rkey);
-        if (mr != null) {
-            mr.close();
+    /**
+     * Withdraws the rkeys {@code rkeys[0, n)} from {@link #expose} (unknown ones are
+     * ignored: idempotent); {@code then} runs once none of them reaches memory any more,
+     * now or on the LOCAL_INV's completion. Returns whether the caller runs {@code then}
+     * now (true) or the link does later.
+     */
+    boolean withdraw(int[] rkeys, int n, Runnable then) {
+        for (int i = 0; i < n; i++) {
+            MemoryRegion mr = exposed.remove(rkeys[i]);
+            if (mr != null) {
+                mr.close(); // synchronous: the rkey is dead once dereg returns
+            }
         }
+        return windows == null || windows.withdraw(rkeys, n, then);
     }
 
-    /** The link is freeing everything (its QP is closed already): every registration goes. */
-    void closeAll() {
+    /** A Send with Invalidate named {@code rkey}: see {@link WindowPool#remotelyInvalidated}. */
+    boolean remotelyInvalidated(int rkey) {
+        return windows != null && windows.remotelyInvalidated(rkey);
+    }
+
+    /** A LOCAL_INV chain completed: what runs next, or null. */
+    Runnable invalidated(int token, boolean ok) {
+        return windows == null ? null : windows.completed(token, ok);
+    }
+
+    /**
+     * The link is freeing everything (its QP is closed already): every window and
+     * registration goes. Returns the withdrawals that were still waiting for a LOCAL_INV,
+     * for the caller to run once it holds no lock.
+     */
+    Runnable[] closeAll() {
+        Runnable[] left = windows == null ? new Runnable[0] : windows.closeAll(); // ORDER: before the MRs
         for (MemoryRegion mr : exposed.values()) {
             closeQuietly(mr);
         }
@@ -97,6 +153,7 @@ final class ChunkMemory {
         }
         own.clear();
         closeQuietly(poolMr);
+        return left;
     }
 
     private static void closeQuietly(AutoCloseable a) {

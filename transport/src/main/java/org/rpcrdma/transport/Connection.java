@@ -535,7 +535,12 @@ public final class Connection implements AutoCloseable {
      * table. Only for tests that play a misbehaving peer against a real server.
      */
     void postRaw(MemorySegment bytes) {
-        sends.sendRaw(bytes);
+        postRaw(bytes, 0);
+    }
+
+    /** As {@link #postRaw(MemorySegment)}, by Send with Invalidate of the peer's {@code rkey} unless 0. */
+    void postRaw(MemorySegment bytes, int invalidateRkey) {
+        sends.sendRaw(bytes, invalidateRkey);
         settle();
     }
 

@@ -25,6 +25,8 @@ import org.rpcrdma.transport.core.Link;
  * range must lie inside what it exposed (addresses are the memory's own, as with verbs'
  * virtual addressing), and a Write needs a writable exposure; anything else is a remote
  * access error that ends the connection on both sides, as it puts both QPs in error.
+ * Both sides set R when the options ask for remote invalidation: a Send with Invalidate
+ * withdraws the peer's rkey, and the peer's own withdrawal of it then counts as remote.
  * The server side does RDMA Read/Write (the responder does them all, RFC 8166 §3.4).
  *
  * <pre>{@code
@@ -77,7 +79,7 @@ public final class InMemoryPair implements AutoCloseable {
         var pool = Connection.receivePool(end, arena.allocate((long) o.receiveBuffers(isClient) * inline),
                 o.receiveBuffers(isClient), inline, o.receiveBatch(), stats);
         Connection conn = new Connection(name, new Connection.Params(isClient, inline, inline, o.ownCalls(isClient),
-                o.peerCalls(isClient), false, o.signalEvery(), o.callTimeoutMillis(), o.maxChunkBytes(),
+                o.peerCalls(isClient), o.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis(), o.maxChunkBytes(),
                 o.maxChunkSegments()), end, pool,
                 o.sendContexts(isClient), arena.allocate((long) o.sendContexts(isClient) * inline), stats);
         end.conn = conn;
@@ -266,9 +268,30 @@ public final class InMemoryPair implements AutoCloseable {
             }
         }
 
+        /** Rkeys of ours a Send with Invalidate of the peer withdrew, not yet withdrawn by us. */
+        final java.util.Set<Integer> invalidatedByPeer = ConcurrentHashMap.newKeySet();
+
         @Override
-        public void invalidate(int rkey) {
-            exposed.remove(rkey);
+        public void withdraw(int[] rkeys, int n, Runnable then) {
+            for (int i = 0; i < n; i++) {
+                if (invalidatedByPeer.remove(rkeys[i])) {
+                    conn.stats().remoteInvalidations.increment(); // never invalidated twice
+                } else if (exposed.remove(rkeys[i]) != null) {
+                    conn.stats().localInvalidations.increment();
+                }
+            }
+            then.run();
+        }
+
+        @Override
+        public void postSendWithInvalidate(int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
+            if (!down) {
+                Exposed x = exposed.get(rkey);
+                if (x != null && x.owner() == peer && exposed.remove(rkey, x)) {
+                    peer.invalidatedByPeer.add(rkey);
+                }
+            }
+            postSend(slot, buffer, length, signalled);
         }
 
         @Override

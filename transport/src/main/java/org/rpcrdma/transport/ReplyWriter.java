@@ -86,7 +86,7 @@ final class ReplyWriter {
             return "its transport header alone is over the inline threshold of " + sendInline;
         }
         if (!viaReplyChunk && payload == null) {
-            sends.sendWithHeader(h, reply);
+            sends.sendWithHeader(h, reply, chunks.invalidateRkey);
             return null;
         }
         if (link.rdmaDepth() == 0) {
@@ -113,7 +113,8 @@ final class ReplyWriter {
             stats.replyChunksUsed.increment();
         }
         MemorySegment inline = viaReplyChunk ? null : mem.asSlice(payloadLength, length);
-        job.posted = () -> sends.sendWithHeader(h, inline);
+        // ORDER: the Send (with Invalidate, RFC 8797 §7) follows the Writes on the same queue
+        job.posted = () -> sends.sendWithHeader(h, inline, chunks.invalidateRkey);
         job.done = buf::release;
         job.abandoned = buf::release;
         rdma.submit(job);

@@ -123,7 +123,7 @@ final class Responder {
         if (!client && BackchannelControl.isControlCall(buf, off, len)) {
             long instance = BackchannelControl.clientInstance(buf, off, len);
             conn.markBackchannelReady(); // ORDER: before the reply, which lets the client's caller go on
-            sendReply(xid, BackchannelControl.acceptedReply(xid));
+            sendReply(xid, BackchannelControl.acceptedReply(xid), 0);
             conn.backchannelEnabled(instance);
             return false;
         }
@@ -150,7 +150,7 @@ final class Responder {
             return false;
         }
         stats.chunkedCallsReceived.increment();
-        CallChunks chunks = CallChunks.of(h);
+        CallChunks chunks = CallChunks.of(h, conn.remoteInvalidation());
         if (h.readList().isEmpty()) {
             // nothing to pull: the call is inline, only its reply may use chunks
             return handleInlineChunked(h, slot, buf, hd, chunks);
@@ -208,11 +208,14 @@ final class Responder {
         return r;
     }
 
-    /** Sends a reply that was checked to fit; the call is answered. */
-    private void sendReply(int xid, MemorySegment rpcReply) {
+    /**
+     * Sends a reply that was checked to fit, by Send with Invalidate of {@code invalidateRkey}
+     * unless it is 0; the call is answered.
+     */
+    private void sendReply(int xid, MemorySegment rpcReply, int invalidateRkey) {
         outstanding.decrementAndGet();
         // A Reply's rdma_credit grants the peer credits for its direction (RFC 8166 §3.3.3).
-        sends.sendMessage(xid, grantToPeer, rpcReply);
+        sends.sendMessage(xid, grantToPeer, rpcReply, invalidateRkey);
         stats.repliesSent.increment();
     }
 
@@ -307,7 +310,7 @@ final class Responder {
                                 + " bytes that fit the negotiated inline threshold of " + sendInline + ", and the call"
                                 + " offered no Reply chunk; the requester was answered RDMA_ERROR/ERR_CHUNK");
                     }
-                    sendReply(xid, rpcReply);
+                    sendReply(xid, rpcReply, chunks.invalidateRkey);
                     return;
                 }
                 outstanding.decrementAndGet(); // ORDER: before the Send that lets the peer call again

@@ -137,7 +137,7 @@ public final class RpcRdmaClient implements AutoCloseable {
             // the device allows (Linux's client offers 128).
             int responderResources = Math.min(id.device().queryLimits().maxQpRdAtom(), 255);
             link = new VerbsLink(id, o.sendContexts(true), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
-                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), 0);
+                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), 0, o.memoryWindows());
             link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             RpcRdmaStats stats = new RpcRdmaStats();
             // Receives go up before connect (RFC 8167 §4.3.1): the server may send as soon as
@@ -147,7 +147,8 @@ public final class RpcRdmaClient implements AutoCloseable {
             var receives = Connection.receivePool(link, link.receiveMemory(), receiveCount, o.inlineThreshold(),
                     o.receiveBatch(), stats);
             receives.replenish(Math.max(1, o.backwardCredits()));
-            ConnectPrivate mine = new ConnectPrivate(false, o.inlineThreshold(), o.inlineThreshold());
+            // R (RFC 8797 §4.1): we take a peer's Send with Invalidate, and may send one when it sets R too
+            ConnectPrivate mine = new ConnectPrivate(o.remoteInvalidation(), o.inlineThreshold(), o.inlineThreshold());
             // rnr_retry_count 0 (a missing receive is an error, as in Linux), retry_count 7.
             // Like xprtrdma, offer the server RDMA Read resources (it reads Read chunks from
             // us) and initiate none ourselves; Linux svcrdma rejects a client offering 0.

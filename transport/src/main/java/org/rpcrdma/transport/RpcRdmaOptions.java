@@ -43,11 +43,19 @@ import org.rpcrdma.transport.wire.ConnectPrivate;
  *                          a message that finds it full gets memory registered for itself
  * @param rdmaDepth         the most RDMA Reads and Writes one connection has outstanding (also
  *                          bounded by the device and by what the peer offered at connect)
+ * @param memoryWindows     expose chunk memory to the peer through a type-2 memory window
+ *                          bound per RPC over memory registered once (RFC 8166 §4.4; Linux's
+ *                          FRWR); false, or a device without windows: a registration per RPC
+ * @param remoteInvalidation set R in our private data (RFC 8797 §4.1): as requester we take
+ *                          the peer's Send with Invalidate in place of our own LOCAL_INV; as
+ *                          responder we answer with one when the peer set R and the call
+ *                          exposed exactly one rkey. False: R clear, we never send one (a
+ *                          peer's invalidating Send is still recognised and counted)
  */
 public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredits, int backwardCallLimit,
         boolean busyPoll, int pollSpinMicros, int connectTimeoutMillis, long callTimeoutMillis, int receiveBatch, int signalEvery,
         long backchannelWaitMillis, int reconnectAttempts, int maxChunkBytes, int maxChunkSegments,
-        long chunkMemoryBytes, int rdmaDepth) {
+        long chunkMemoryBytes, int rdmaDepth, boolean memoryWindows, boolean remoteInvalidation) {
 
     /** The port RFC 8166 §9 registers for NFS over RPC-over-RDMA. */
     public static final int DEFAULT_PORT = 20049;
@@ -97,68 +105,76 @@ public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredi
      * backward calls outstanding), event-mode polling, 5 s connect timeout, calls time out
      * after 60 s, backward calls wait 30 s for a reconnect, 3 reconnect attempts; chunked
      * messages up to 1 MiB + 64 KiB in at most 64 segments, 4 MiB of chunk memory per
-     * connection, 16 RDMA Reads/Writes outstanding.
+     * connection, 16 RDMA Reads/Writes outstanding; memory windows and remote invalidation on.
      */
     public static RpcRdmaOptions defaults() {
         return new RpcRdmaOptions(DEFAULT_INLINE, DEFAULT_CREDITS, 0, DEFAULT_BACKWARD_CALL_LIMIT, false, 0, 5000,
                 DEFAULT_CALL_TIMEOUT_MILLIS, 8, 8, 30_000, 3, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_CHUNK_SEGMENTS,
-                DEFAULT_CHUNK_MEMORY_BYTES, DEFAULT_RDMA_DEPTH);
+                DEFAULT_CHUNK_MEMORY_BYTES, DEFAULT_RDMA_DEPTH, true, true);
     }
 
     public RpcRdmaOptions withInlineThreshold(int v) {
-        return new RpcRdmaOptions(v, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(v, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withCredits(int v) {
-        return new RpcRdmaOptions(inlineThreshold, v, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, v, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withBackwardCredits(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, v, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, credits, v, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withBackwardCallLimit(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, v, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, v, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withBusyPoll(boolean v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, v, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, v, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withPollSpinMicros(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, v, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, v, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withConnectTimeoutMillis(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, v, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, v, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withCallTimeoutMillis(long v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, v, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, v, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withBackchannelWaitMillis(long v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, v, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, v, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withReconnectAttempts(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, v, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, v, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withMaxChunkBytes(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, v, maxChunkSegments, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, v, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withMaxChunkSegments(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, v, chunkMemoryBytes, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, v, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withChunkMemoryBytes(long v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, v, rdmaDepth);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, v, rdmaDepth, memoryWindows, remoteInvalidation);
     }
 
     public RpcRdmaOptions withRdmaDepth(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, v);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, v, memoryWindows, remoteInvalidation);
+    }
+
+    public RpcRdmaOptions withMemoryWindows(boolean v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, v, remoteInvalidation);
+    }
+
+    public RpcRdmaOptions withRemoteInvalidation(boolean v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, v);
     }
 
     /** Calls this side may have outstanding in its own direction: forward on a client, backward on a server. */

@@ -161,7 +161,8 @@ public final class RpcRdmaServer implements AutoCloseable {
         Connection c = null;
         boolean ok = false;
         try {
-            ConnectPrivate mine = new ConnectPrivate(false, o.inlineThreshold(), o.inlineThreshold());
+            // R (RFC 8797 §4.1): we take a peer's Send with Invalidate, and may send one when it sets R too
+            ConnectPrivate mine = new ConnectPrivate(o.remoteInvalidation(), o.inlineThreshold(), o.inlineThreshold());
             ConnectSettings s = ConnectSettings.negotiate(ConnectPrivate.decode(ev.privateData()), mine);
             int receiveCount = o.receiveBuffers(false);
             // RDMA Read depth (RFC 8166 §3.4: the responder reads the requester's read
@@ -177,7 +178,7 @@ public final class RpcRdmaServer implements AutoCloseable {
             LOG.log(Level.DEBUG, "connect request: RDMA Read depth {0} (client offered {1}), responder resources {2}",
                     depth, ev.initiatorDepth(), responderResources);
             link = new VerbsLink(id, o.sendContexts(false), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
-                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth);
+                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows());
             link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             var receives = Connection.receivePool(link, link.receiveMemory(), receiveCount, o.inlineThreshold(),
                     o.receiveBatch(), stats);

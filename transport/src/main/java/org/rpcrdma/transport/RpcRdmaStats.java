@@ -63,6 +63,18 @@ public final class RpcRdmaStats {
     public final LongAdder longCallsSent = new LongAdder();
     /** RDMA operations that waited for room under the negotiated depth. */
     public final LongAdder rdmaDepthWaits = new LongAdder();
+    /** Memory windows bound for an RPC's chunk (RFC 8166 §4.4: a fresh rkey per RPC). */
+    public final LongAdder windowsBound = new LongAdder();
+    /** Exposures by a registration of their own (no window free, or none on this device). */
+    public final LongAdder exposureRegistrations = new LongAdder();
+    /** Window rkeys we withdrew with our own LOCAL_INV. */
+    public final LongAdder localInvalidations = new LongAdder();
+    /** Window rkeys the peer's Send with Invalidate withdrew (RFC 8797 §7): no LOCAL_INV of ours. */
+    public final LongAdder remoteInvalidations = new LongAdder();
+    /** Of those, ones that arrived although R was not negotiated (Linux's nfsd clears R yet does it). */
+    public final LongAdder remoteInvalidationsUnnegotiated = new LongAdder();
+    /** Replies we sent with Send with Invalidate (the peer set R; the call exposed one rkey). */
+    public final LongAdder sendsWithInvalidate = new LongAdder();
     /** Completion-channel events taken (event mode): each is one thread woken by the device. */
     public final LongAdder channelWakeups = new LongAdder();
     /** Blocking calls whose reply the caller's own thread took off the completion queue (no hand-off). */

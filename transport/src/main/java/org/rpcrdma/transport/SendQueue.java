@@ -21,9 +21,9 @@ final class SendQueue {
     /**
      * A message waiting for a send context: an inline RDMA_MSG; a message with its own
      * header ({@code header} set, {@code rpc} inline after it or null); or an RDMA_ERROR
-     * when both are null.
+     * when both are null. {@code invalidate}: the peer's rkey the Send invalidates, or 0.
      */
-    private record Waiting(int xid, int credit, MemorySegment rpc, int error, RpcRdmaHeader header) {}
+    private record Waiting(int xid, int credit, MemorySegment rpc, int error, RpcRdmaHeader header, int invalidate) {}
 
     private final SendContextRing ring;
     private final MemorySegment[] buffers;
@@ -49,20 +49,28 @@ final class SendQueue {
     }
 
     /** Sends an RDMA_MSG carrying {@code rpc} inline; allocates nothing unless it has to wait. */
-    synchronized void sendMessage(int xid, int credit, MemorySegment rpc) {
+    void sendMessage(int xid, int credit, MemorySegment rpc) {
+        sendMessage(xid, credit, rpc, 0);
+    }
+
+    /**
+     * As {@link #sendMessage(int, int, MemorySegment)}, by Send with Invalidate of the
+     * peer's {@code invalidateRkey} unless it is 0 (RFC 8797 §7).
+     */
+    synchronized void sendMessage(int xid, int credit, MemorySegment rpc, int invalidateRkey) {
         if (shut) {
             return;
         }
         if (queue.isEmpty() && !held) {
             int slot = ring.tryAcquire();
             if (slot >= 0) {
-                postMessage(slot, xid, credit, rpc);
+                postMessage(slot, xid, credit, rpc, invalidateRkey);
                 return;
             }
         }
         stats.sendContextWaits.increment();
         // the caller may reuse its segment once we return: keep a copy
-        queue.addLast(new Waiting(xid, credit, OutgoingCall.heapCopy(rpc), 0, null));
+        queue.addLast(new Waiting(xid, credit, OutgoingCall.heapCopy(rpc), 0, null, invalidateRkey));
     }
 
     /**
@@ -70,20 +78,25 @@ final class SendQueue {
      * encoded as it is) followed by {@code rpc} inline, or by nothing when {@code rpc} is
      * null (RDMA_NOMSG). The caller checked that it fits the send inline threshold.
      */
-    synchronized void sendWithHeader(RpcRdmaHeader header, MemorySegment rpc) {
+    void sendWithHeader(RpcRdmaHeader header, MemorySegment rpc) {
+        sendWithHeader(header, rpc, 0);
+    }
+
+    /** As {@link #sendWithHeader(RpcRdmaHeader, MemorySegment)}, invalidating {@code invalidateRkey} unless 0. */
+    synchronized void sendWithHeader(RpcRdmaHeader header, MemorySegment rpc, int invalidateRkey) {
         if (shut) {
             return;
         }
         if (queue.isEmpty() && !held) {
             int slot = ring.tryAcquire();
             if (slot >= 0) {
-                postWithHeader(slot, header, rpc);
+                postWithHeader(slot, header, rpc, invalidateRkey);
                 return;
             }
         }
         stats.sendContextWaits.increment();
         queue.addLast(new Waiting(header.xid(), header.credit(), rpc == null ? null : OutgoingCall.heapCopy(rpc), 0,
-                header));
+                header, invalidateRkey));
     }
 
     /** Sends RDMA_ERROR ({@code RpcRdma.ERR_VERS} or {@code ERR_CHUNK}) for {@code xid}. */
@@ -99,17 +112,17 @@ final class SendQueue {
             }
         }
         stats.sendContextWaits.increment();
-        queue.addLast(new Waiting(xid, credit, null, error, null));
+        queue.addLast(new Waiting(xid, credit, null, error, null, 0));
     }
 
     /** Sends {@code bytes} as one Send exactly as given: only for tests that play a misbehaving peer. */
-    synchronized void sendRaw(MemorySegment bytes) {
+    synchronized void sendRaw(MemorySegment bytes, int invalidateRkey) {
         int slot = ring.tryAcquire();
         if (slot < 0) {
             throw new IllegalStateException("no free send context");
         }
         MemorySegment.copy(bytes, 0, buffers[slot], 0, bytes.byteSize());
-        post(slot, (int) bytes.byteSize());
+        post(slot, (int) bytes.byteSize(), invalidateRkey);
     }
 
     /** A signalled Send completed: its context and all older ones are free; queued messages go. */
@@ -143,16 +156,16 @@ final class SendQueue {
             }
             Waiting w = queue.pollFirst();
             if (w.header() != null) {
-                postWithHeader(s, w.header(), w.rpc());
+                postWithHeader(s, w.header(), w.rpc(), w.invalidate());
             } else if (w.rpc() == null) {
                 postError(s, w.xid(), w.credit(), w.error());
             } else {
-                postMessage(s, w.xid(), w.credit(), w.rpc());
+                postMessage(s, w.xid(), w.credit(), w.rpc(), w.invalidate());
             }
         }
     }
 
-    private void postMessage(int slot, int xid, int credit, MemorySegment rpc) {
+    private void postMessage(int slot, int xid, int credit, MemorySegment rpc, int invalidateRkey) {
         int length;
         try {
             length = Marshal.inline(buffers[slot], xid, credit, rpc);
@@ -160,10 +173,10 @@ final class SendQueue {
             linkGone(e); // the link was destroyed under us: FFM refused the write to its memory
             return;
         }
-        post(slot, length);
+        post(slot, length, invalidateRkey);
     }
 
-    private void postWithHeader(int slot, RpcRdmaHeader header, MemorySegment rpc) {
+    private void postWithHeader(int slot, RpcRdmaHeader header, MemorySegment rpc, int invalidateRkey) {
         int length;
         try {
             length = Marshal.withHeader(buffers[slot], header, rpc);
@@ -171,7 +184,7 @@ final class SendQueue {
             linkGone(e);
             return;
         }
-        post(slot, length);
+        post(slot, length, invalidateRkey);
     }
 
     private void postError(int slot, int xid, int credit, int error) {
@@ -187,7 +200,7 @@ final class SendQueue {
             linkGone(e);
             return;
         }
-        post(slot, length);
+        post(slot, length, 0);
     }
 
     private void linkGone(IllegalStateException e) {
@@ -197,13 +210,18 @@ final class SendQueue {
     }
 
     /** Caller holds the lock, so contexts are posted in ring order. */
-    private void post(int slot, int length) {
+    private void post(int slot, int length, int invalidateRkey) {
         boolean signalled = ring.shouldSignal();
         if (signalled) {
             stats.sendsSignalled.increment();
         }
         try {
-            link.postSend(slot, buffers[slot], length, signalled);
+            if (invalidateRkey == 0) {
+                link.postSend(slot, buffers[slot], length, signalled);
+            } else {
+                link.postSendWithInvalidate(slot, buffers[slot], length, signalled, invalidateRkey);
+                stats.sendsWithInvalidate.increment();
+            }
         } catch (RuntimeException e) {
             noteFailure(e);
             shut = true;

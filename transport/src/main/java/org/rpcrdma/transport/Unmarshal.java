@@ -96,27 +96,30 @@ final class Unmarshal {
             return false; // counted as unmatched; dropped (RFC 8167 §2.4.1)
         }
         CallExposure x = c.exposure();
-        long placed = -1;
         if (x != null) {
             // what the call exposed is withdrawn (and a DDP result copied out) before the caller sees the reply
+            long placed;
             try {
                 placed = ChunkMarshal.placedBytes(x, h);
             } catch (IllegalStateException e) {
                 malformedReply(c, e.getMessage());
                 return false;
             }
-            ReceivedMessage done = x.finish(-1, placed);
-            if (done == null) {
-                stats.lateReplies.increment(); // abandoned meanwhile
-                return false;
-            }
-            placed = done.placedBytes();
-        } else if (!h.hasNoChunks()) {
+            ReceivedMessage m = new ReceivedMessage(buf.asSlice(h.messageOffset(), h.messageLength()), conn, slot,
+                    x.offersWriteChunk() ? placed : -1);
+            x.finish(-1, placed, done -> {
+                if (done == null || !c.deliver(m)) {
+                    stats.lateReplies.increment(); // abandoned meanwhile
+                    m.release();
+                }
+            });
+            return true; // m has the buffer now
+        }
+        if (!h.hasNoChunks()) {
             malformedReply(c, "the reply uses chunks this call never offered");
             return false;
         }
-        ReceivedMessage m = new ReceivedMessage(buf.asSlice(h.messageOffset(), h.messageLength()), conn, slot,
-                placed);
+        ReceivedMessage m = new ReceivedMessage(buf.asSlice(h.messageOffset(), h.messageLength()), conn, slot, -1);
         if (!c.deliver(m)) {
             stats.lateReplies.increment(); // abandoned: matched, counted, released at once
             return false;
@@ -154,22 +157,23 @@ final class Unmarshal {
             malformedReply(c, e.getMessage());
             return;
         }
-        ReceivedMessage m = x.finish(length, placed);
-        if (m == null) {
-            stats.lateReplies.increment(); // abandoned meanwhile: its memory is gone already
-            return;
-        }
-        if (!ChunkMarshal.isReplyTo(m.bytes(), c.xid)) {
-            m.release();
-            stats.malformedReplies.increment();
-            c.fail(new MalformedReplyException(conn + ": the Reply chunk of call 0x" + Integer.toHexString(c.xid)
-                    + " does not hold an RPC REPLY with that XID", null));
-            return;
-        }
-        if (!c.deliver(m)) {
-            m.release();
-            stats.lateReplies.increment();
-        }
+        x.finish(length, placed, m -> {
+            if (m == null) {
+                stats.lateReplies.increment(); // abandoned meanwhile: its memory is gone already
+                return;
+            }
+            if (!ChunkMarshal.isReplyTo(m.bytes(), c.xid)) {
+                m.release();
+                stats.malformedReplies.increment();
+                c.fail(new MalformedReplyException(conn + ": the Reply chunk of call 0x" + Integer.toHexString(c.xid)
+                        + " does not hold an RPC REPLY with that XID", null));
+                return;
+            }
+            if (!c.deliver(m)) {
+                m.release();
+                stats.lateReplies.increment();
+            }
+        });
     }
 
     /**

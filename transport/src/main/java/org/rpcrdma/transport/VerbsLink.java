@@ -49,6 +49,8 @@ final class VerbsLink implements Link {
     private static final int POLL_BATCH = 32;
     /** How long destroy waits for the poller to stop before freeing past it (the gate keeps that safe). */
     private static final long POLLER_JOIN_MILLIS = 2000;
+    /** IBV_WC_WITH_INV, or the bit Debian 6.1 rxe sets in its place (verbs.RemoteInvalidation). */
+    private static final int INVALIDATED = WorkCompletions.WITH_INV | 0x4;
 
     private final CmId id;
     private final ProtectionDomain pd;
@@ -71,6 +73,8 @@ final class VerbsLink implements Link {
     private final long[] wcWrId = new long[POLL_BATCH];
     private final int[] wcStatus = new int[POLL_BATCH];
     private final int[] wcByteLen = new int[POLL_BATCH];
+    /** The rkey a received Send with Invalidate names, else 0 (RFC 8797 §7; see verbs.RemoteInvalidation). */
+    private final int[] wcInvRkey = new int[POLL_BATCH];
     private final int generation;
     private final boolean busyPoll;
     private final int sendInline;
@@ -97,9 +101,11 @@ final class VerbsLink implements Link {
      * @param chunkMemory bytes of registered chunk memory (0: none, no chunks at all)
      * @param rdmaDepth   RDMA Reads/Writes outstanding at once (the negotiated initiator
      *                    depth; 0: this side does none)
+     * @param memoryWindows expose chunk memory through memory windows if the device has them
+     *                    (else, or false: a registration per RPC)
      */
     VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
-            int generation, long chunkMemory, int rdmaDepth) {
+            int generation, long chunkMemory, int rdmaDepth, boolean memoryWindows) {
         this.id = id;
         this.rdmaDepth = rdmaDepth;
         this.generation = generation;
@@ -109,6 +115,8 @@ final class VerbsLink implements Link {
         this.recv = new RecvBatch(receiveBuffers);
         this.driver = new CompletionDriver(new DriverAccess(), busyPoll);
         Device dev = id.device();
+        // Every RPC exposes at most three chunks; most one or two: two windows per send context.
+        int windowCount = memoryWindows && chunkMemory > 0 && dev.queryLimits().maxMw() > 0 ? 2 * sendContexts : 0;
         ProtectionDomain p = null;
         CompletionChannel ch = null;
         CompletionQueue q = null;
@@ -120,13 +128,15 @@ final class VerbsLink implements Link {
         try {
             p = dev.allocateProtectionDomain();
             ch = busyPoll ? null : dev.createCompletionChannel();
-            q = dev.createCompletionQueue(sendContexts + receiveBuffers + rdmaDepth + 8, ch);
-            qp0 = id.createQueuePair(p, q, q, null,
-                    new QueuePairCapabilities(sendContexts + rdmaDepth + 4, receiveBuffers + 4, 1, 1, 0));
+            q = dev.createCompletionQueue(sendContexts + receiveBuffers + rdmaDepth + windowCount + 8, ch);
+            // a window has at most one bind and one LOCAL_INV on the send queue
+            qp0 = id.createQueuePair(p, q, q, null, new QueuePairCapabilities(
+                    sendContexts + rdmaDepth + 2 * windowCount + 4, receiveBuffers + 4, 1, 1, 0));
             s = p.register(arena.allocate((long) sendContexts * sendInline, 4096), Access.LOCAL_WRITE);
             r = p.register(arena.allocate((long) receiveBuffers * recvInline, 4096), Access.LOCAL_WRITE);
             if (chunkMemory > 0) {
-                cm = p.register(arena.allocate(chunkMemory, 4096), Access.LOCAL_WRITE);
+                cm = p.register(arena.allocate(chunkMemory, 4096),
+                        Access.LOCAL_WRITE | (windowCount > 0 ? Access.MW_BIND : 0));
             }
             ok = true;
         } finally {
@@ -145,7 +155,8 @@ final class VerbsLink implements Link {
         this.qp = qp0;
         this.sendMr = s;
         this.recvMr = r;
-        this.chunks = new ChunkMemory(p, cm, this::underGateUnlessGoing);
+        this.chunks = new ChunkMemory(p, cm, windowCount > 0 ? new WindowPool(p, qp0, generation, windowCount) : null,
+                this::underGateUnlessGoing);
     }
 
     MemorySegment sendMemory() {
@@ -167,6 +178,7 @@ final class VerbsLink implements Link {
      */
     void start(Connection c, String threadName) {
         this.conn = c;
+        chunks.stats(c.stats());
         if (!busyPoll) {
             long stamp = gate.readLock();
             try {
@@ -189,6 +201,12 @@ final class VerbsLink implements Link {
      */
     @Override
     public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {
+        postSendWithInvalidate(slot, buffer, length, signalled, 0);
+    }
+
+    /** As {@link #postSend}, as IBV_WR_SEND_WITH_INV of the peer's {@code rkey} unless it is 0. */
+    @Override
+    public void postSendWithInvalidate(int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
         if (stopping) {
             throw refused("send"); // early, without the gate: don't keep a waiting destroy out
         }
@@ -199,8 +217,13 @@ final class VerbsLink implements Link {
             }
             send.clear();
             long addr = buffer.address(); // a slice of sendMr
-            send.send(WrId.pack(WrId.OP_SEND, slot, generation), sendMr.lkey(), addr, length,
-                    signalled ? SendBatch.SIGNALED : 0);
+            long wrId = WrId.pack(WrId.OP_SEND, slot, generation);
+            int flags = signalled ? SendBatch.SIGNALED : 0;
+            if (rkey == 0) {
+                send.send(wrId, sendMr.lkey(), addr, length, flags);
+            } else {
+                send.sendWithInvalidate(wrId, sendMr.lkey(), addr, length, rkey, flags);
+            }
             qp.postSend(send);
         } finally {
             gate.unlockRead(stamp);
@@ -317,8 +340,8 @@ final class VerbsLink implements Link {
     }
 
     /**
-     * Per-RPC registration of {@code local[offset, +length)} with remote access: a fresh
-     * rkey that no other RPC ever had, withdrawn by {@link #invalidate} (see {@link ChunkMemory}).
+     * Exposure of {@code local[offset, +length)} to the peer: a window bound for this RPC, or a registration; a fresh
+     * rkey that no other RPC ever had, withdrawn by {@link #withdraw} (see {@link ChunkMemory}).
      */
     @Override
     public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
@@ -336,15 +359,20 @@ final class VerbsLink implements Link {
         }
     }
 
+    /** LOCAL_INV for windows (then runs on its completion), dereg for registrations (then runs now). */
     @Override
-    public void invalidate(int rkey) {
+    public void withdraw(int[] rkeys, int count, Runnable then) {
+        boolean now = true;
         long stamp = gate.readLock();
         try {
             if (!freed) {
-                chunks.invalidate(rkey);
+                now = chunks.withdraw(rkeys, count, then);
             }
         } finally {
             gate.unlockRead(stamp);
+        }
+        if (now) {
+            then.run(); // freed: the QP and every window went with it
         }
     }
 
@@ -465,6 +493,10 @@ final class VerbsLink implements Link {
             wcWrId[i] = wc.wrId(i);
             wcStatus[i] = wc.status(i);
             wcByteLen[i] = wc.byteLen(i);
+            int flags = wc.wcFlags(i);
+            wcInvRkey[i] = (flags & INVALIDATED) != 0 && (flags & WorkCompletions.WITH_IMM) == 0
+                    && wc.status(i) == WorkCompletions.SUCCESS && wc.opcode(i) == WorkCompletions.OPCODE_RECV
+                    ? wc.invalidatedRkey(i) : 0;
         }
         return n;
     }
@@ -480,6 +512,16 @@ final class VerbsLink implements Link {
             int status = wcStatus[i];
             int slot = WrId.slot(w);
             int op = WrId.op(w);
+            if (op == WrId.OP_LOCAL_INV) {
+                Runnable then = chunks.invalidated(slot, status == WorkCompletions.SUCCESS);
+                if (status != WorkCompletions.SUCCESS && status != WorkCompletions.FLUSHED) {
+                    c.onLinkLost(new RpcRdmaException("LOCAL_INV completed with " + WorkCompletions.statusString(status)));
+                }
+                if (then != null) {
+                    then.run();
+                }
+                continue;
+            }
             if (status != WorkCompletions.SUCCESS) {
                 if (op == WrId.OP_RECV && status == WorkCompletions.FLUSHED) {
                     c.onReceiveFlushed(slot);
@@ -490,6 +532,9 @@ final class VerbsLink implements Link {
                 continue;
             }
             if (op == WrId.OP_RECV) {
+                if (wcInvRkey[i] != 0) {
+                    remotelyInvalidated(c, wcInvRkey[i]);
+                }
                 c.onReceive(slot, wcByteLen[i]);
             } else if (op == WrId.OP_SEND) {
                 c.onSendCompleted(slot);
@@ -499,11 +544,24 @@ final class VerbsLink implements Link {
         }
     }
 
+    /**
+     * The peer's Send with Invalidate withdrew {@code rkey}: before the reply it carries is
+     * dispatched, the window is marked so that no LOCAL_INV follows (RFC 8797 §7). Taken
+     * whatever was negotiated (Linux's nfsd clears R in its private data yet does it), and
+     * counted as such when R was not.
+     */
+    private void remotelyInvalidated(Connection c, int rkey) {
+        if (chunks.remotelyInvalidated(rkey) && !c.remoteInvalidation()) {
+            c.stats().remoteInvalidationsUnnegotiated.increment();
+        }
+    }
+
     private static String opName(int op) {
         return switch (op) {
             case WrId.OP_RECV -> "receive";
             case WrId.OP_READ -> "RDMA Read";
             case WrId.OP_WRITE -> "RDMA Write";
+            case WrId.OP_BIND_MW -> "memory window bind";
             default -> "send";
         };
     }
@@ -520,6 +578,7 @@ final class VerbsLink implements Link {
      * past: it holds no gate there, and finds {@code stopping} when it comes back.
      */
     void destroy() {
+        Runnable[] withdrawn = {};
         synchronized (destroyLock) {
             if (destroyed) {
                 return;
@@ -543,7 +602,7 @@ final class VerbsLink implements Link {
             try {
                 freed = true;
                 closeQuietly(qp, cq, channel, sendMr, recvMr);
-                chunks.closeAll();
+                withdrawn = chunks.closeAll();
                 closeQuietly(pd);
                 arena.close();
                 send.close();
@@ -553,6 +612,10 @@ final class VerbsLink implements Link {
             } finally {
                 gate.unlockWrite(stamp);
             }
+        }
+        // withdrawals that waited for a LOCAL_INV: the QP is gone, so the rkeys are dead; go on
+        for (Runnable r : withdrawn) {
+            r.run();
         }
     }
 

@@ -171,7 +171,7 @@ class ChunkTest {
     // ---- the responder against calls built by hand ----
 
     /** A call header with {@code inline} after it (null for RDMA_NOMSG). */
-    private static MemorySegment raw(RpcRdmaHeader h, MemorySegment inline) {
+    static MemorySegment raw(RpcRdmaHeader h, MemorySegment inline) {
         int hl = RpcRdmaEncoder.encodedLength(h);
         MemorySegment m = MemorySegment.ofArray(new byte[hl + (inline == null ? 0 : (int) inline.byteSize())]);
         RpcRdmaEncoder.encode(h, m, 0, hl);
@@ -318,7 +318,8 @@ class ChunkTest {
             p.client().postRaw(raw(h, callMsg(0x80, 1, new byte[0])));
             h = header(0x81, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
-            h.writeList().addSegment(rkey, 16, target.address());
+            // an rkey of its own: the reply to 0x80 invalidates the first (remote invalidation)
+            h.writeList().addSegment(p.exposeOnClient(target, true), 16, target.address());
             p.client().postRaw(raw(h, callMsg(0x81, 1, new byte[0])));
             assertEquals(2, held.size());
             IncomingCall unused = held.get(0);

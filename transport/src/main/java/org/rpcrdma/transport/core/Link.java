@@ -19,7 +19,7 @@ import java.lang.foreign.MemorySegment;
  * the connection's {@code onRdmaCompleted(token)}; a failed one ends the connection
  * ({@code onLinkLost}), as the QP is then in error anyway. The requester side exposes
  * chunk buffers to the peer under an rkey of their own ({@link #expose}) and withdraws it
- * ({@link #invalidate}) before the call's caller sees the reply (RFC 8166 §4.4).
+ * ({@link #withdraw}) before the call's caller sees the reply (RFC 8166 §4.4).
  */
 public interface Link {
     /** Posts a Send of {@code buffer[0, length)}; buffer belongs to send context {@code slot}. */
@@ -69,15 +69,30 @@ public interface Link {
 
     /**
      * Lets the peer read ({@code writable} false) or write {@code local[offset, +length)}
-     * under a fresh rkey, returned; valid until {@link #invalidate}.
+     * under a fresh rkey, returned; valid until {@link #withdraw}.
      */
     default int expose(ChunkBuffer local, long offset, long length, boolean writable) {
         throw new UnsupportedOperationException("this link exposes no memory");
     }
 
-    /** Withdraws an rkey from {@link #expose}: the peer can no longer use it. Idempotent. */
-    default void invalidate(int rkey) {
+    /**
+     * Withdraws the rkeys {@code rkeys[0, count)} from {@link #expose} (unknown ones are
+     * ignored: idempotent) and runs {@code then} once the peer can use none of them: at
+     * once (a deregistration, a window the peer's Send with Invalidate already withdrew,
+     * a link that is gone) or, on the completion thread, once our LOCAL_INV completed
+     * (RFC 8166 §4.4). Chunk memory is read or reused only from {@code then}.
+     */
+    default void withdraw(int[] rkeys, int count, Runnable then) {
         throw new UnsupportedOperationException("this link exposes no memory");
+    }
+
+    /**
+     * Posts a Send as {@link #postSend} that also invalidates the peer's {@code rkey}
+     * (IBV_WR_SEND_WITH_INV, RFC 8797 §7: the peer set R, and the call exposed exactly
+     * that one rkey). A link that cannot sends it plainly: the peer then invalidates it itself.
+     */
+    default void postSendWithInvalidate(int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
+        postSend(slot, buffer, length, signalled);
     }
 
     /** Starts disconnecting; pending work completes with flush errors or is dropped. Idempotent. */

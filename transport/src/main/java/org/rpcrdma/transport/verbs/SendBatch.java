@@ -178,6 +178,15 @@ public final class SendBatch implements AutoCloseable {
         return withSge(lkey, address, length);
     }
 
+    /** Makes the latest request signalled (a chain whose last completion covers the rest). */
+    public void signalLast() {
+        if (count == 0) {
+            throw new IllegalStateException("no request to signal");
+        }
+        long at = WR_SIZE * (count - 1) + SEND_FLAGS;
+        wrs.set(ValueLayout.JAVA_INT, at, wrs.get(ValueLayout.JAVA_INT, at) | SIGNALED);
+    }
+
     /** IBV_WR_LOCAL_INV of {@code rkey} (a window's or an MR's). */
     public int localInvalidate(long wrId, int rkey, int flags) {
         long base = add(wrId, IbVerbs.IBV_WR_LOCAL_INV(), flags);

@@ -1,0 +1,226 @@
+package org.rpcrdma.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.results;
+
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.wire.OncRpc;
+import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcRdmaHeader;
+import org.rpcrdma.transport.wire.Xdr;
+
+/**
+ * How chunk memory is exposed on real verbs (Soft-RoCE guest): a type-2 memory window bound
+ * per RPC with a fresh rkey, withdrawn by our LOCAL_INV or by the responder's Send with
+ * Invalidate (RFC 8797 §7; rxe flags it wrongly, so it is recognised by the rkey), with
+ * remote invalidation on and off and a Send with Invalidate R did not ask for; the
+ * registration-per-RPC fallback; and a late RDMA Read or Write with a completed call's
+ * rkey failing the connection that made it, not another.
+ */
+@Tag("verbs")
+class ExposureVerbsTest {
+    private RpcRdmaServer server;
+    private RpcRdmaClient client;
+    private RpcRdmaClient other;
+    private final AtomicReference<Connection> serverConn = new AtomicReference<>();
+
+    private void start(RpcRdmaOptions serverOpts, RpcRdmaOptions clientOpts, CallHandler h) throws Exception {
+        InetAddress ip = EndpointVerbsTest.deviceAddress();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), serverOpts, h, serverConn::set);
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), clientOpts);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        EndpointVerbsTest.closeAndCheckNothingLeft(other, client, server);
+    }
+
+    private static RpcRdmaOptions opts() {
+        return EndpointVerbsTest.OPTS.withInlineThreshold(1024).withReconnectAttempts(0);
+    }
+
+    /** A long call (one rkey), then one offering a Reply chunk too (two rkeys); returns the client's stats. */
+    private RpcRdmaStats oneAndTwoRkeys() throws Exception {
+        Connection c = client.connection();
+        c.call(callMsg(1, 1, new byte[3000]), 0).get(30, TimeUnit.SECONDS).release();
+        c.call(callMsg(2, 1, new byte[3000]), 8000).get(30, TimeUnit.SECONDS).release();
+        return c.stats();
+    }
+
+    @Test
+    void windowsWithRemoteInvalidation() throws Exception {
+        start(opts(), opts(), RemoteInvalidationTest.SMALL_REPLY);
+        assertTrue(client.connection().remoteInvalidation(), "both set R");
+        RpcRdmaStats cs = oneAndTwoRkeys();
+        assertEquals(3, cs.windowsBound.sum());
+        assertEquals(0, cs.exposureRegistrations.sum());
+        assertEquals(1, cs.remoteInvalidations.sum(), "the first call's one rkey, by the server's Send");
+        assertEquals(2, cs.localInvalidations.sum(), "the second call's two, by our LOCAL_INV");
+        assertEquals(0, cs.remoteInvalidationsUnnegotiated.sum());
+        assertEquals(1, server.stats().sendsWithInvalidate.sum());
+    }
+
+    private void echoChecked(int size) throws Exception {
+        byte[] args = new byte[size];
+        new Random(size).nextBytes(args);
+        ReceivedMessage m = client.connection().call(callMsg(size, 1, args), size + 64).get(60, TimeUnit.SECONDS);
+        try {
+            assertArrayEquals(args, results(m), size + " bytes");
+        } finally {
+            m.release();
+        }
+    }
+
+    @Test
+    void sixteenMiBBothWaysThroughWindowsOverMemoryRegisteredForIt() throws Exception {
+        RpcRdmaOptions o = opts().withMaxChunkBytes(17 << 20).withChunkMemoryBytes(40L << 20);
+        start(o, o, echo());
+        // windows are reused, each bind under a fresh rkey
+        for (int size : new int[] {1025, 65536, 1 << 20, 16 << 20}) {
+            echoChecked(size);
+        }
+        RpcRdmaStats cs = client.connection().stats();
+        assertEquals(8, cs.windowsBound.sum(), "each call: its Position-Zero Read chunk and a Reply chunk");
+        assertEquals(0, cs.exposureRegistrations.sum());
+        assertTrue(server.stats().rdmaBytesRead.sum() >= 16 << 20 && server.stats().rdmaBytesWritten.sum() >= 16 << 20);
+    }
+
+    @Test
+    void remoteInvalidationOff() throws Exception {
+        RpcRdmaOptions off = opts().withRemoteInvalidation(false);
+        start(off, off, RemoteInvalidationTest.SMALL_REPLY);
+        assertFalse(client.connection().remoteInvalidation());
+        RpcRdmaStats cs = oneAndTwoRkeys();
+        assertEquals(3, cs.localInvalidations.sum());
+        assertEquals(0, cs.remoteInvalidations.sum());
+        assertEquals(0, server.stats().sendsWithInvalidate.sum());
+    }
+
+    @Test
+    void aServerThatClearsRSendsNoInvalidation() throws Exception {
+        start(opts().withRemoteInvalidation(false), opts(), RemoteInvalidationTest.SMALL_REPLY);
+        assertFalse(client.connection().remoteInvalidation());
+        RpcRdmaStats cs = oneAndTwoRkeys();
+        assertEquals(3, cs.localInvalidations.sum());
+        assertEquals(0, server.stats().sendsWithInvalidate.sum());
+    }
+
+    /**
+     * Linux's nfsd clears R yet answers with Send with Invalidate: our client (here with R
+     * clear itself) takes it, posts no LOCAL_INV for that rkey, and counts it.
+     */
+    @Test
+    void anInvalidatingSendIsTakenWhateverWasNegotiated() throws Exception {
+        LinkedBlockingQueue<IncomingCall> held = new LinkedBlockingQueue<>();
+        start(opts(), opts().withRemoteInvalidation(false), call -> {
+            if (call.xid() == 5) {
+                held.add(call); // answered by hand below
+            } else {
+                RemoteInvalidationTest.SMALL_REPLY.handle(call);
+            }
+        });
+        CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(5, 1, new byte[3000]), 0);
+        RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+        int rkey = offered.readList().segments().handle(0);
+        long addr = offered.readList().segments().offset(0);
+        IncomingCall call = held.poll(30, TimeUnit.SECONDS);
+        serverConn.get().postRaw(replyBytes(call.xid()), rkey);
+        f.get(30, TimeUnit.SECONDS).release();
+        RpcRdmaStats cs = client.connection().stats();
+        assertEquals(1, cs.remoteInvalidations.sum());
+        assertEquals(1, cs.remoteInvalidationsUnnegotiated.sum());
+        assertEquals(0, cs.localInvalidations.sum(), "never invalidated twice");
+        lateOpFailsOnlyItsConnection(false, rkey, addr);
+    }
+
+    /** An RDMA_MSG reply with no chunks and an empty accepted RPC reply. */
+    private static MemorySegment replyBytes(int xid) {
+        MemorySegment r = MemorySegment.ofArray(new byte[24]);
+        Xdr.putInt(r, 0, xid);
+        Xdr.putInt(r, 4, OncRpc.REPLY);
+        RpcRdmaHeader h = new RpcRdmaHeader(1, 1, 1, 1).clear().xid(xid).credit(8).proc(RpcRdma.RDMA_MSG);
+        return ChunkTest.raw(h, r);
+    }
+
+    @Test
+    void registrationPerRpcWithoutWindows() throws Exception {
+        RpcRdmaOptions o = opts().withMemoryWindows(false);
+        start(o, o, echo());
+        echoChecked(5000);
+        RpcRdmaStats cs = client.connection().stats();
+        assertEquals(0, cs.windowsBound.sum());
+        assertEquals(2, cs.exposureRegistrations.sum());
+        lateOp(true, o);
+    }
+
+    @Test
+    void aLateRdmaReadOfAWindowWithdrawnByTheRespondersSendFails() throws Exception {
+        lateOp(false, opts());
+        assertEquals(1, client.connection().stats().remoteInvalidations.sum());
+    }
+
+    @Test
+    void aLateRdmaWriteOfAWindowWithdrawnByLocalInvalidateFails() throws Exception {
+        lateOp(true, opts());
+        assertEquals(2, client.connection().stats().localInvalidations.sum());
+    }
+
+    /**
+     * A call completes (a Read: a long call with a small reply, its one rkey withdrawn by
+     * the server's Send with Invalidate; a Write: a Reply chunk too, withdrawn by LOCAL_INV);
+     * then the server uses its rkey again.
+     */
+    private void lateOp(boolean write, RpcRdmaOptions o) throws Exception {
+        if (server == null) {
+            start(o, o, RemoteInvalidationTest.SMALL_REPLY);
+        }
+        CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(3, 1, new byte[3000]),
+                write ? 4096 : 0);
+        RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+        int rkey = write ? offered.replyChunk().handle(0) : offered.readList().segments().handle(0);
+        long addr = write ? offered.replyChunk().offset(0) : offered.readList().segments().offset(0);
+        f.get(30, TimeUnit.SECONDS).release();
+        lateOpFailsOnlyItsConnection(write, rkey, addr);
+    }
+
+    private void lateOpFailsOnlyItsConnection(boolean write, int rkey, long addr) throws Exception {
+        Connection sc = serverConn.get(); // ORDER: before the other client's connection replaces it
+        other = RpcRdmaClient.connect(new InetSocketAddress(EndpointVerbsTest.deviceAddress(), server.port()), opts());
+        Link link = sc.link();
+        ChunkBuffer b = link.allocateChunk(64);
+        try {
+            if (write) {
+                link.postWrite(0, b, 0, 64, rkey, addr);
+            } else {
+                link.postRead(0, b, 0, 64, rkey, addr);
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (sc.isOpen() && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertFalse(sc.isOpen(), "the server's " + (write ? "Write" : "Read") + " with a withdrawn rkey failed");
+        } finally {
+            b.release();
+        }
+        // the other client's connection carries on
+        other.connection().call(callMsg(9, 1, new byte[3000]), 8000).get(30, TimeUnit.SECONDS).release();
+        assertTrue(other.connection().isOpen());
+    }
+}
