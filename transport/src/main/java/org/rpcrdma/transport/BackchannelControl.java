@@ -14,19 +14,25 @@ import org.rpcrdma.transport.wire.XdrWriter;
  * backchannel is ready (RFC 8167 §6 leaves that signal to the upper layer; NFSv4.1 uses
  * CREATE_SESSION). Program {@value #PROGRAM} ("@RDB", user-defined range), version 1,
  * procedure 1: arguments are the client's 64-bit instance id, so a server recognises the
- * same client on a new connection (RFC 8167 §5.4); the reply is an empty SUCCESS.
+ * same client on a new connection (RFC 8167 §5.4), then a flags word: {@link #FLAG_CHUNKS}
+ * says the client takes backward calls with chunks (RFC 8167 §5.3 allows them; Linux
+ * drops them, so a server sends them only to a client that said so; a call without the
+ * word, from an older client, says no). The reply is an empty SUCCESS.
  * A server that is not ours answers PROG_UNAVAIL, which fails the enabling call.
  */
 final class BackchannelControl {
     static final int PROGRAM = 0x40524442;
     static final int VERSION = 1;
     static final int PROC_ENABLE = 1;
-    private static final int CALL_BYTES = 48;
+    /** The client takes backward calls with chunks. */
+    static final int FLAG_CHUNKS = 1;
+    private static final int INSTANCE_BYTES = 48;
+    private static final int CALL_BYTES = 52;
 
     private BackchannelControl() {}
 
-    /** The enable call: RPC call header with AUTH_NONE, then the instance id (hyper). */
-    static MemorySegment enableCall(int xid, long clientInstance) {
+    /** The enable call: RPC call header with AUTH_NONE, then the instance id (hyper) and the flags. */
+    static MemorySegment enableCall(int xid, long clientInstance, boolean takesChunks) {
         MemorySegment m = MemorySegment.ofArray(new byte[CALL_BYTES]);
         int[] words = {xid, OncRpc.CALL, OncRpc.RPC_VERSION, PROGRAM, VERSION, PROC_ENABLE, 0, 0, 0, 0};
         for (int i = 0; i < words.length; i++) {
@@ -34,6 +40,7 @@ final class BackchannelControl {
         }
         Xdr.putInt(m, 40, (int) (clientInstance >>> 32));
         Xdr.putInt(m, 44, (int) clientInstance);
+        Xdr.putInt(m, 48, takesChunks ? FLAG_CHUNKS : 0);
         return m;
     }
 
@@ -44,10 +51,15 @@ final class BackchannelControl {
 
     /** The instance id the client sent, or 0 when it sent none. */
     static long clientInstance(MemorySegment buf, long off, int len) {
-        if (len < CALL_BYTES) {
+        if (len < INSTANCE_BYTES) {
             return 0;
         }
         return (long) Xdr.getInt(buf, off + 40) << 32 | (Xdr.getInt(buf, off + 44) & 0xffffffffL);
+    }
+
+    /** Whether the client said it takes backward calls with chunks (no flags word: no). */
+    static boolean takesChunks(MemorySegment buf, long off, int len) {
+        return len >= CALL_BYTES && (Xdr.getInt(buf, off + 48) & FLAG_CHUNKS) != 0;
     }
 
     /** The accepted, empty SUCCESS reply. */

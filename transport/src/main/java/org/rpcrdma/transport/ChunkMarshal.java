@@ -39,13 +39,15 @@ final class ChunkMarshal {
 
     /**
      * Gives {@code c} what it needs chunks for on the connection {@code name}; false (the
-     * call failed) if it cannot have them: a backward call (RFC 8167 §5.3 allows chunks
-     * there, but Linux drops such calls and we never send them), a link without chunk
-     * memory, or a message over {@code maxChunkBytes}.
+     * call failed at once with {@link ChunksUnavailableException}) if it cannot have them:
+     * a backward call to a client that did not say it takes chunks ({@code backwardChunks}
+     * false: RFC 8167 §5.3 allows chunks there, but Linux drops such calls), a link without
+     * chunk memory, or a message over {@code maxChunkBytes}.
      */
-    static boolean expose(String name, Connection.Params params, Link link, OutgoingCall c) {
+    static boolean expose(String name, Connection.Params params, Link link, OutgoingCall c, boolean backwardChunks) {
         long size = Math.max(c.message().byteSize(), c.maxReplyBytes());
-        String why = !params.client() ? "backward calls are sent inline only"
+        String why = !params.client() && !backwardChunks
+                ? "the client did not say it takes backward calls with chunks (RFC 8167 §5.3)"
                 : !link.exposesMemory() ? "this connection has no chunk memory"
                 : size > params.maxChunkBytes() ? "over the " + params.maxChunkBytes() + "-byte chunk limit (maxChunkBytes)"
                 : null;
@@ -57,7 +59,7 @@ final class ChunkMarshal {
                 why = e.getMessage();
             }
         }
-        c.fail(new RpcRdmaException(name + ": call of " + c.message().byteSize() + " bytes (reply up to "
+        c.fail(new ChunksUnavailableException(name + ": call of " + c.message().byteSize() + " bytes (reply up to "
                 + c.maxReplyBytes() + ") needs chunks beyond the " + Marshal.inlineLimit(params.sendInline()) + "/"
                 + Marshal.inlineLimit(params.receiveInline()) + " bytes that fit the inline thresholds, and " + why));
         return false;

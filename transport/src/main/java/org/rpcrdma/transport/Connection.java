@@ -95,6 +95,8 @@ public final class Connection implements AutoCloseable {
     private volatile Throwable lossCause;
     private volatile boolean closedByUser;
     private volatile boolean backchannelReady;
+    /** See {@link #backwardChunks(boolean)}. */
+    private volatile boolean backwardChunks;
     private volatile boolean backchannelAnnounced;
     /** Takes calls this connection could not complete (the client reconnects, a Backchannel waits). */
     private volatile Consumer<List<OutgoingCall>> orphanSink;
@@ -257,7 +259,7 @@ public final class Connection implements AutoCloseable {
     public CompletableFuture<Void> enableBackchannel(CallHandler handler) {
         serveBackwardCalls(handler);
         backchannelAnnounced = true;
-        MemorySegment msg = BackchannelControl.enableCall(RANDOM.nextInt(), clientInstance);
+        MemorySegment msg = BackchannelControl.enableCall(RANDOM.nextInt(), clientInstance, backwardChunks);
         return call(msg).thenApply(reply -> BackchannelControl.checkAnswer(name, reply));
     }
 
@@ -438,7 +440,7 @@ public final class Connection implements AutoCloseable {
         // Checked here, not at issue: a call parked or handed over meets this connection's
         // negotiated thresholds only now.
         if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline())
-                && !ChunkMarshal.expose(name, params, link, c)) {
+                && !ChunkMarshal.expose(name, params, link, c, backwardChunks)) {
             return;
         }
         boolean taken;
@@ -624,6 +626,19 @@ public final class Connection implements AutoCloseable {
             requester.pump();
             settle();
         }
+    }
+
+    /**
+     * Chunked backward calls (RFC 8167 §5.3) on this connection: a client's, whether it
+     * takes them (set by its endpoint, said in the enable call); a server's, whether the
+     * client said so (then it may send them).
+     */
+    void backwardChunks(boolean v) {
+        this.backwardChunks = v;
+    }
+
+    boolean backwardChunks() {
+        return backwardChunks;
     }
 
     /** Server: the client enabled its backchannel here with our control program (and was answered). */

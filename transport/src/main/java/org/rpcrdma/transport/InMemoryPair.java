@@ -27,7 +27,8 @@ import org.rpcrdma.transport.core.Link;
  * access error that ends the connection on both sides, as it puts both QPs in error.
  * Both sides set R when the options ask for remote invalidation: a Send with Invalidate
  * withdraws the peer's rkey, and the peer's own withdrawal of it then counts as remote.
- * The server side does RDMA Read/Write (the responder does them all, RFC 8166 §3.4).
+ * The responder does them all (RFC 8166 §3.4): the server, and the client for backward
+ * calls with chunks when the options let it take them (RFC 8167 §5.3).
  *
  * <pre>{@code
  * try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), handler)) {
@@ -59,7 +60,7 @@ public final class InMemoryPair implements AutoCloseable {
     private boolean draining;
 
     private InMemoryPair(RpcRdmaOptions o, CallHandler handler) {
-        End c = new End(0);
+        End c = new End(o.clientTakesBackwardChunks() ? o.rdmaDepth() : 0);
         End s = new End(o.rdmaDepth());
         c.peer = s;
         s.peer = c;
@@ -68,6 +69,7 @@ public final class InMemoryPair implements AutoCloseable {
         client = side(true, "in-memory client", o, c);
         server = side(false, "in-memory server", o, s);
         server.handler(handler);
+        client.backwardChunks(o.clientTakesBackwardChunks());
         client.start();
         server.start();
     }

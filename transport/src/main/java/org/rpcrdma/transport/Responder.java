@@ -20,8 +20,9 @@ import org.rpcrdma.transport.wire.XdrWriter;
  * pulled first ({@link ReadChunkPuller}; the handler gets one message), and the reply goes
  * inline or through the offered chunks ({@link ReplyWriter}); a reply that needs a Reply
  * chunk the call did not offer, or chunk lists beyond our limits ({@link ChunkRules}), are
- * answered RDMA_ERROR / ERR_CHUNK. A client's backward calls with chunks get ERR_CHUNK:
- * Linux never sends them (RFC 8167 §5.3 allows them; we support them on neither side yet).
+ * answered RDMA_ERROR / ERR_CHUNK. A client's backward calls with chunks (RFC 8167 §5.3;
+ * Linux never sends them) are served like forward ones when it takes them
+ * ({@link Connection#backwardChunks()}), else answered ERR_CHUNK.
  *
  * <p>Every call counted here is answered exactly once (a reply, an RDMA_ERROR, or the
  * connection's loss), so the peer's credits never drift. Holds no lock of its own across
@@ -91,8 +92,8 @@ final class Responder {
         stats.callsReceived.increment();
         // A Call's rdma_credit is the peer's request, not a grant: it touches no account here.
         boolean chunked = !h.hasNoChunks();
-        if (chunked && client) {
-            // Backward calls with chunks (RFC 8167 §5.3): not supported (RFC 8166 §4.5.2).
+        if (chunked && client && !conn.backwardChunks()) {
+            // Backward calls with chunks (RFC 8167 §5.3): the user turned them off (RFC 8166 §4.5.2).
             stats.chunkListsRefused.increment();
             sendError(h.xid(), RpcRdma.ERR_CHUNK);
             return false;
@@ -122,6 +123,7 @@ final class Responder {
         int xid = h.rpcXid();
         if (!client && BackchannelControl.isControlCall(buf, off, len)) {
             long instance = BackchannelControl.clientInstance(buf, off, len);
+            conn.backwardChunks(BackchannelControl.takesChunks(buf, off, len));
             conn.markBackchannelReady(); // ORDER: before the reply, which lets the client's caller go on
             sendReply(xid, BackchannelControl.acceptedReply(xid), 0);
             conn.backchannelEnabled(instance);

@@ -14,6 +14,7 @@ import org.rpcrdma.transport.core.Events;
 import org.rpcrdma.transport.verbs.CmEvent;
 import org.rpcrdma.transport.verbs.CmId;
 import org.rpcrdma.transport.verbs.ConnectionParameters;
+import org.rpcrdma.transport.verbs.Device;
 import org.rpcrdma.transport.verbs.EventChannel;
 import org.rpcrdma.transport.wire.ConnectPrivate;
 import org.rpcrdma.transport.wire.ConnectSettings;
@@ -135,9 +136,13 @@ public final class RpcRdmaClient implements AutoCloseable {
             // The client does no RDMA Read or Write (RFC 8166 §3.4: the responder does them
             // all); it serves the server's RDMA Reads of its read chunks, as many at once as
             // the device allows (Linux's client offers 128).
-            int responderResources = Math.min(id.device().queryLimits().maxQpRdAtom(), 255);
+            Device.Limits lim = id.device().queryLimits();
+            int responderResources = Math.min(lim.maxQpRdAtom(), 255);
+            // Backward calls with chunks (RFC 8167 §5.3) make us the responder that reads and
+            // writes: only then do we ask for an RDMA Read depth of our own.
+            int depth = o.clientTakesBackwardChunks() ? Math.min(lim.maxQpInitRdAtom(), o.rdmaDepth()) : 0;
             link = new VerbsLink(id, o.sendContexts(true), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
-                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), 0, o.memoryWindows());
+                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows());
             link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             RpcRdmaStats stats = new RpcRdmaStats();
             // Receives go up before connect (RFC 8167 §4.3.1): the server may send as soon as
@@ -152,7 +157,7 @@ public final class RpcRdmaClient implements AutoCloseable {
             // rnr_retry_count 0 (a missing receive is an error, as in Linux), retry_count 7.
             // Like xprtrdma, offer the server RDMA Read resources (it reads Read chunks from
             // us) and initiate none ourselves; Linux svcrdma rejects a client offering 0.
-            id.connect(new ConnectionParameters(mine.toBytes(), Math.max(1, responderResources), 0, 7, 0));
+            id.connect(new ConnectionParameters(mine.toBytes(), Math.max(1, responderResources), depth, 7, 0));
             CmEvent est = expect(ec, CmEvent.Type.ESTABLISHED);
             ConnectSettings s = ConnectSettings.negotiate(mine, ConnectPrivate.decode(est.privateData()));
             Connection c = new Connection("client->" + server,
@@ -161,6 +166,7 @@ public final class RpcRdmaClient implements AutoCloseable {
                             o.maxChunkSegments()),
                     link, receives, o.sendContexts(true), link.sendMemory(), stats);
             c.clientInstance(instanceId);
+            c.backwardChunks(depth > 0);
             c.orphanSink(os -> adopt(c, os));
             link.start(c, "rpcrdma-client-cq");
             c.start();

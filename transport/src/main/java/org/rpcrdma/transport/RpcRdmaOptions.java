@@ -51,11 +51,17 @@ import org.rpcrdma.transport.wire.ConnectPrivate;
  *                          responder we answer with one when the peer set R and the call
  *                          exposed exactly one rkey. False: R clear, we never send one (a
  *                          peer's invalidating Send is still recognised and counted)
+ * @param backwardChunks    client with backward credits: take backward calls with chunks
+ *                          (RFC 8167 §5.3) and say so in the backchannel-enable call, so a
+ *                          server of ours may send them (the client then connects with an
+ *                          RDMA Read depth of its own); false: such calls are answered
+ *                          ERR_CHUNK. A server sends chunks in backward calls only to a
+ *                          client that said it takes them
  */
 public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredits, int backwardCallLimit,
         boolean busyPoll, int pollSpinMicros, int connectTimeoutMillis, long callTimeoutMillis, int receiveBatch, int signalEvery,
         long backchannelWaitMillis, int reconnectAttempts, int maxChunkBytes, int maxChunkSegments,
-        long chunkMemoryBytes, int rdmaDepth, boolean memoryWindows, boolean remoteInvalidation) {
+        long chunkMemoryBytes, int rdmaDepth, boolean memoryWindows, boolean remoteInvalidation, boolean backwardChunks) {
 
     /** The port RFC 8166 §9 registers for NFS over RPC-over-RDMA. */
     public static final int DEFAULT_PORT = 20049;
@@ -105,76 +111,88 @@ public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredi
      * backward calls outstanding), event-mode polling, 5 s connect timeout, calls time out
      * after 60 s, backward calls wait 30 s for a reconnect, 3 reconnect attempts; chunked
      * messages up to 1 MiB + 64 KiB in at most 64 segments, 4 MiB of chunk memory per
-     * connection, 16 RDMA Reads/Writes outstanding; memory windows and remote invalidation on.
+     * connection, 16 RDMA Reads/Writes outstanding; memory windows, remote invalidation and chunked backward calls on.
      */
     public static RpcRdmaOptions defaults() {
         return new RpcRdmaOptions(DEFAULT_INLINE, DEFAULT_CREDITS, 0, DEFAULT_BACKWARD_CALL_LIMIT, false, 0, 5000,
                 DEFAULT_CALL_TIMEOUT_MILLIS, 8, 8, 30_000, 3, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_CHUNK_SEGMENTS,
-                DEFAULT_CHUNK_MEMORY_BYTES, DEFAULT_RDMA_DEPTH, true, true);
+                DEFAULT_CHUNK_MEMORY_BYTES, DEFAULT_RDMA_DEPTH, true, true, true);
     }
 
     public RpcRdmaOptions withInlineThreshold(int v) {
-        return new RpcRdmaOptions(v, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(v, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withCredits(int v) {
-        return new RpcRdmaOptions(inlineThreshold, v, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, v, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withBackwardCredits(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, v, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, v, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withBackwardCallLimit(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, v, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, v, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withBusyPoll(boolean v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, v, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, v, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withPollSpinMicros(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, v, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, v, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withConnectTimeoutMillis(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, v, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, v, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withCallTimeoutMillis(long v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, v, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, v, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withBackchannelWaitMillis(long v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, v, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, v, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withReconnectAttempts(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, v, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, v, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withMaxChunkBytes(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, v, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, v, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withMaxChunkSegments(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, v, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, v, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withChunkMemoryBytes(long v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, v, rdmaDepth, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, v, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withRdmaDepth(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, v, memoryWindows, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, v, memoryWindows, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withMemoryWindows(boolean v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, v, remoteInvalidation);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, v, remoteInvalidation, backwardChunks);
     }
 
     public RpcRdmaOptions withRemoteInvalidation(boolean v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, v);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, v, backwardChunks);
+    }
+
+    public RpcRdmaOptions withBackwardChunks(boolean v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, v);
+    }
+
+    /**
+     * Client: whether it takes chunked backward calls, doing RDMA Reads and Writes for them
+     * (a backchannel with backward chunks on).
+     */
+    boolean clientTakesBackwardChunks() {
+        return backwardChunks && backwardCredits > 0;
     }
 
     /** Calls this side may have outstanding in its own direction: forward on a client, backward on a server. */

@@ -158,13 +158,17 @@ class ChunkTest {
     }
 
     @Test
-    void aBackwardCallTooLargeToGoInlineFailsAtOnce() {
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withBackwardCredits(2);
+    void aBackwardCallTooLargeToGoInlineFailsAtOnceToAClientThatTakesNoChunks() {
+        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withBackwardCredits(2)
+                .withBackwardChunks(false);
         try (InMemoryPair p = InMemoryPair.open(o, echo())) {
             p.client().enableBackchannel(echo()).join();
             CompletableFuture<ReceivedMessage> f = p.server().call(callMsg(11, 1, new byte[2000]));
+            assertTrue(f.isDone(), "failed at once");
             CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(CompletionException.class, f::join);
-            assertTrue(e.getCause().getMessage().contains("backward calls are sent inline only"), e.getCause().getMessage());
+            assertInstanceOf(ChunksUnavailableException.class, e.getCause());
+            assertTrue(e.getCause().getMessage().contains("did not say it takes backward calls with chunks"),
+                    e.getCause().getMessage());
         }
     }
 

@@ -174,6 +174,26 @@ class ChunkVerbsTest {
         }
     }
 
+    /** RFC 8167 §5.3: our client said it takes chunked backward calls; the roles of the forward direction swap. */
+    @Test
+    void chunkedBackwardCallsBetweenOurEnds() throws Exception {
+        start(EndpointVerbsTest.OPTS.withInlineThreshold(1024).withBackwardCredits(4), echo());
+        client.enableBackchannel(echo()).get(30, TimeUnit.SECONDS);
+        Connection sc = serverConn.get();
+        for (int size : new int[] {5000, 1 << 20}) {
+            byte[] args = pattern(size);
+            ReceivedMessage m = sc.call(callMsg(size, 1, args), size + 64).get(60, TimeUnit.SECONDS);
+            assertArrayEquals(args, results(m), size + " bytes");
+        }
+        Connection c = client.connection();
+        assertEquals(2, sc.stats().longCallsSent.sum());
+        assertTrue(c.stats().rdmaReads.sum() > 0 && c.stats().rdmaWrites.sum() > 0, "the client read and wrote");
+        assertEquals(2, c.stats().replyChunksUsed.sum());
+        assertTrue(sc.stats().windowsBound.sum() >= 4, "the server exposed through windows: " + sc.stats());
+        byte[] fwd = pattern(3000);
+        assertArrayEquals(fwd, echoOf(fwd), "forward calls carry on");
+    }
+
     private static MemorySegment encoded(RpcRdmaHeader h) {
         int n = org.rpcrdma.transport.wire.RpcRdmaEncoder.encodedLength(h);
         MemorySegment m = MemorySegment.ofArray(new byte[n]);
