@@ -115,7 +115,7 @@ final class Unmarshal {
             malformedReply(c, "the reply uses chunks this call never offered");
             return false;
         }
-        ReceivedMessage m = new ReceivedMessage(buf.asSlice(h.messageOffset(), h.messageLength()), conn, slot,
+        ReceivedMessage m = new ReceivedMessage(conn.messageView(slot, h.messageOffset(), h.messageLength()), conn, slot,
                 placed);
         if (!c.deliver(m)) {
             stats.lateReplies.increment(); // abandoned: matched, counted, released at once
