@@ -554,6 +554,11 @@ public final class Connection implements AutoCloseable {
         settle();
     }
 
+    /** The RPC message at {@code [offset, offset + length)} of receive buffer {@code slot} (completion thread). */
+    MemorySegment messageView(int slot, long offset, long length) {
+        return receives.view(slot, offset, length);
+    }
+
     /** A receive completed with {@code length} bytes in receive buffer {@code slot}. */
     void onReceive(int slot, int length) {
         if (state == State.LOST) {

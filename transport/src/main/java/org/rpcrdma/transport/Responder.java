@@ -133,7 +133,7 @@ final class Responder {
             outstanding.decrementAndGet();
             return false;
         }
-        handle(hd, new Call(xid, new ReceivedMessage(buf.asSlice(off, len), conn, slot),
+        handle(hd, new Call(xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot),
                 CallChunks.NONE));
         return true;
     }
@@ -185,7 +185,7 @@ final class Responder {
         int xid = h.rpcXid();
         long off = h.messageOffset();
         int len = h.messageLength();
-        handle(hd, new Call(xid, new ReceivedMessage(buf.asSlice(off, len), conn, slot), chunks));
+        handle(hd, new Call(xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot), chunks));
         return true;
     }
 

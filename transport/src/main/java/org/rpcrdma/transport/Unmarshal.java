@@ -105,8 +105,8 @@ final class Unmarshal {
                 malformedReply(c, e.getMessage());
                 return false;
             }
-            ReceivedMessage m = new ReceivedMessage(buf.asSlice(h.messageOffset(), h.messageLength()), conn, slot,
-                    x.offersWriteChunk() ? placed : -1);
+            ReceivedMessage m = new ReceivedMessage(conn.messageView(slot, h.messageOffset(), h.messageLength()),
+                    conn, slot, x.offersWriteChunk() ? placed : -1);
             x.finish(-1, placed, done -> {
                 if (done == null || !c.deliver(m)) {
                     stats.lateReplies.increment(); // abandoned meanwhile
@@ -119,7 +119,8 @@ final class Unmarshal {
             malformedReply(c, "the reply uses chunks this call never offered");
             return false;
         }
-        ReceivedMessage m = new ReceivedMessage(buf.asSlice(h.messageOffset(), h.messageLength()), conn, slot, -1);
+        ReceivedMessage m = new ReceivedMessage(conn.messageView(slot, h.messageOffset(), h.messageLength()), conn, slot,
+                -1);
         if (!c.deliver(m)) {
             stats.lateReplies.increment(); // abandoned: matched, counted, released at once
             return false;

@@ -49,8 +49,9 @@ import org.rpcrdma.transport.wire.Xdr;
  * size S sends S + 68 bytes (28-byte RPC-over-RDMA header + 40-byte call header).
  *
  * <p>Usage: {@code LatencyCurve [--full] [--out DIR] [--perftest ib_send_lat|none]
- * [--warmup-ms N] [--measure-ms N] [--event] [--sizes N,N..] [--thresholds N,N..]}
- * (the last two narrow the run to some points, for a focused comparison); the device address comes from
+ * [--warmup-ms N] [--measure-ms N] [--event] [--server-spin US] [--sizes N,N..] [--thresholds N,N..]}
+ * ({@code --server-spin}: the server on completion events, adaptive for US µs, whatever the
+ * client's mode; the last two narrow the run to some points, for a focused comparison); the device address comes from
  * {@code -Drpcrdma.ip}, RDMA_VM_IP or RPCRDMA_TEST_IP, its name (for perftest) from
  * RDMA_VM_DEV or RPCRDMA_TEST_DEVICE. Writes DIR/results.json, DIR/table.txt, one data file per
  * curve and DIR/chart.gp (gnuplot); prints progress per point, the table and the ratios.
@@ -86,6 +87,8 @@ public final class LatencyCurve {
     private final long warmupNanos;
     private final long measureNanos;
     private final boolean busyPoll;
+    /** Server in adaptive event mode spinning this many µs after a completion; -1: the client's mode. */
+    private int serverSpinMicros = -1;
     private final InetAddress ip;
     private final List<Point> points = new ArrayList<>();
     private final PrintStream out = System.out;
@@ -139,6 +142,7 @@ public final class LatencyCurve {
         long measureMs = -1;
         int[] sizes = null;
         int[] thresholds = THRESHOLDS;
+        int serverSpin = -1;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--full" -> full = true;
@@ -150,6 +154,9 @@ public final class LatencyCurve {
                 case "--measure-ms" -> measureMs = Long.parseLong(args[++i]);
                 case "--sizes" -> sizes = ints(args[++i]); // a focused run, e.g. an A/B of one change
                 case "--thresholds" -> thresholds = ints(args[++i]);
+                // the server on (adaptive) completion events whatever the client does: issue 11's
+                // "client polling, server on adaptive events" (0: pure events)
+                case "--server-spin" -> serverSpin = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -161,6 +168,7 @@ public final class LatencyCurve {
         }
         Files.createDirectories(dir);
         LatencyCurve c = new LatencyCurve(full, warmupMs, measureMs, busyPoll, SendLatencyBenchmark.address());
+        c.serverSpinMicros = serverSpin;
         if (sizes == null) {
             sizes = sizes(full);
         }
@@ -171,7 +179,9 @@ public final class LatencyCurve {
     }
 
     String describe() {
-        return (full ? "full" : "quick") + ", " + (busyPoll ? "busy-poll" : "event mode") + ", warm-up "
+        return (full ? "full" : "quick") + ", " + (busyPoll ? "busy-poll" : "event mode")
+                + (serverSpinMicros < 0 ? "" : " (server: events, spinning " + serverSpinMicros + " µs after a completion)")
+                + ", warm-up "
                 + warmupNanos / 1_000_000 + " ms + " + measureNanos / 1_000_000 + " ms per point, device address " + ip
                 .getHostAddress();
     }
@@ -404,7 +414,8 @@ public final class LatencyCurve {
         Endpoints(int threshold) {
             RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(threshold).withBusyPoll(busyPoll)
                     .withConnectTimeoutMillis(30_000).withReconnectAttempts(0);
-            server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, HANDLER, null);
+            RpcRdmaOptions so = serverSpinMicros < 0 ? o : o.withBusyPoll(false).withPollSpinMicros(serverSpinMicros);
+            server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), so, HANDLER, null);
             RpcRdmaClient cl = null;
             try {
                 cl = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);

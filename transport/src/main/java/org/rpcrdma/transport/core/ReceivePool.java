@@ -32,6 +32,12 @@ public final class ReceivePool implements ReceiveQueue {
 
     private final MemorySegment memory;
     private final MemorySegment[] buffers;
+    /**
+     * Per slot, the last message view handed out ({@link #view}): an RPC's message sits at
+     * the same offset with the same length call after call (one header size, one procedure),
+     * so its slice is made once, not per message. Completion thread only.
+     */
+    private final MemorySegment[] views;
     private final byte[] state;
     private final int bufferSize;
     private final int batch;
@@ -63,6 +69,7 @@ public final class ReceivePool implements ReceiveQueue {
         this.bufferSize = bufferSize;
         this.batch = Math.min(batch, count);
         this.buffers = new MemorySegment[count];
+        this.views = new MemorySegment[count];
         for (int i = 0; i < count; i++) {
             buffers[i] = memory.asSlice((long) i * bufferSize, bufferSize);
         }
@@ -187,6 +194,22 @@ public final class ReceivePool implements ReceiveQueue {
     @Override
     public MemorySegment buffer(int slot) {
         return buffers[slot];
+    }
+
+    /**
+     * Bytes {@code [offset, offset + length)} of buffer {@code slot}: the slice made for
+     * the previous message in that slot when it had the same place and length, else a new
+     * one. Called by the completion thread that dispatches the slot.
+     */
+    @Override
+    public MemorySegment view(int slot, long offset, long length) {
+        MemorySegment v = views[slot];
+        MemorySegment b = buffers[slot];
+        if (v == null || v.address() != b.address() + offset || v.byteSize() != length) {
+            v = b.asSlice(offset, length);
+            views[slot] = v;
+        }
+        return v;
     }
 
     public long address(int slot) {

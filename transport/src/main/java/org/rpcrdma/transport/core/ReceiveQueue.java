@@ -38,6 +38,15 @@ public interface ReceiveQueue {
     /** Buffer {@code slot} (the hardware writes received bytes here). */
     MemorySegment buffer(int slot);
 
+    /**
+     * Bytes {@code [offset, offset + length)} of buffer {@code slot}, the message a receive
+     * carries. Completion thread only; an implementation may hand out the same view again
+     * for the next message in that slot at the same place (no slice per message).
+     */
+    default MemorySegment view(int slot, long offset, long length) {
+        return buffer(slot).asSlice(offset, length);
+    }
+
     int posted();
 
     int held();

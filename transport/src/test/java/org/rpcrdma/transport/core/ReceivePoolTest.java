@@ -91,4 +91,21 @@ class ReceivePoolTest {
         assertEquals(0, p.posted());
         assertEquals(4, p.free());
     }
+
+    @Test
+    void aMessageViewIsMadeOncePerPlaceAndLengthInItsSlot() {
+        ReceivePool p = pool(4, 2);
+        java.lang.foreign.MemorySegment v = p.view(1, 28, 12);
+        assertEquals(p.buffer(1).address() + 28, v.address());
+        assertEquals(12, v.byteSize());
+        assertTrue(v == p.view(1, 28, 12), "same place and length: the same view, no new slice");
+        java.lang.foreign.MemorySegment longer = p.view(1, 28, 20);
+        assertEquals(20, longer.byteSize());
+        assertEquals(p.buffer(1).address() + 28, longer.address());
+        java.lang.foreign.MemorySegment moved = p.view(1, 36, 20);
+        assertEquals(p.buffer(1).address() + 36, moved.address());
+        java.lang.foreign.MemorySegment other = p.view(2, 36, 20);
+        assertEquals(p.buffer(2).address() + 36, other.address(), "each slot has its own view");
+        assertThrows(IndexOutOfBoundsException.class, () -> p.view(1, 60, 8), "a view never leaves its buffer");
+    }
 }
