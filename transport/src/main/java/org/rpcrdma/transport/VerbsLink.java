@@ -128,8 +128,9 @@ final class VerbsLink implements Link {
         try {
             p = dev.allocateProtectionDomain();
             ch = busyPoll ? null : dev.createCompletionChannel();
-            q = dev.createCompletionQueue(sendContexts + receiveBuffers + rdmaDepth + windowCount + 8, ch);
-            // a window has at most one bind and one LOCAL_INV on the send queue
+            // A window has at most one bind and one LOCAL_INV on the send queue; when the QP
+            // fails, every one of them completes (flushed), signalled or not.
+            q = dev.createCompletionQueue(sendContexts + receiveBuffers + rdmaDepth + 2 * windowCount + 8, ch);
             qp0 = id.createQueuePair(p, q, q, null, new QueuePairCapabilities(
                     sendContexts + rdmaDepth + 2 * windowCount + 4, receiveBuffers + 4, 1, 1, 0));
             s = p.register(arena.allocate((long) sendContexts * sendInline, 4096), Access.LOCAL_WRITE);

@@ -3,6 +3,8 @@ package org.rpcrdma.transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
@@ -13,6 +15,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -150,6 +153,39 @@ class ExposureVerbsTest {
         lateOpFailsOnlyItsConnection(false, rkey, addr);
     }
 
+    /**
+     * A call times out (its window withdrawn by our LOCAL_INV), then its reply arrives by
+     * Send with Invalidate of that window's rkey, no longer valid: whatever the device makes
+     * of it, the client goes on serving calls (on this connection or, if the device failed
+     * it, on the next one).
+     */
+    @Test
+    void aLateReplyInvalidatingAWithdrawnRkeyDoesNotStopTheClient() throws Exception {
+        java.util.concurrent.ScheduledExecutorService later = java.util.concurrent.Executors
+                .newSingleThreadScheduledExecutor();
+        try {
+            start(opts(), opts().withReconnectAttempts(3).withCallTimeoutMillis(500), call -> {
+                if (call.xid() == 7) {
+                    later.schedule(() -> RemoteInvalidationTest.SMALL_REPLY.handle(call), 1500, TimeUnit.MILLISECONDS);
+                } else {
+                    RemoteInvalidationTest.SMALL_REPLY.handle(call);
+                }
+            });
+            CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(7, 1, new byte[3000]), 0);
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS));
+            assertInstanceOf(CallTimeoutException.class, e.getCause());
+            Thread.sleep(2500); // the late reply arrives meanwhile
+            RpcRdmaStats cs = client.connection().stats();
+            System.getLogger(ExposureVerbsTest.class.getName()).log(System.Logger.Level.INFO,
+                    "after a late invalidating reply: connection open " + client.connection().isOpen() + ", " + cs);
+            assertEquals(1, server.stats().sendsWithInvalidate.sum());
+            // retry: resent with its XID if the connection it went on is lost under it
+            client.call(callMsg(8, 1, new byte[16]), true).get(60, TimeUnit.SECONDS).release();
+        } finally {
+            later.shutdownNow();
+        }
+    }
+
     /** An RDMA_MSG reply with no chunks and an empty accepted RPC reply. */
     private static MemorySegment replyBytes(int xid) {
         MemorySegment r = MemorySegment.ofArray(new byte[24]);
@@ -167,32 +203,38 @@ class ExposureVerbsTest {
         RpcRdmaStats cs = client.connection().stats();
         assertEquals(0, cs.windowsBound.sum());
         assertEquals(2, cs.exposureRegistrations.sum());
-        lateOp(true, o);
+        lateOp(true, true, o);
     }
 
     @Test
     void aLateRdmaReadOfAWindowWithdrawnByTheRespondersSendFails() throws Exception {
-        lateOp(false, opts());
+        lateOp(false, false, opts());
         assertEquals(1, client.connection().stats().remoteInvalidations.sum());
     }
 
     @Test
+    void aLateRdmaReadOfAWindowWithdrawnByLocalInvalidateFails() throws Exception {
+        lateOp(false, true, opts());
+        assertEquals(2, client.connection().stats().localInvalidations.sum());
+    }
+
+    @Test
     void aLateRdmaWriteOfAWindowWithdrawnByLocalInvalidateFails() throws Exception {
-        lateOp(true, opts());
+        lateOp(true, true, opts());
         assertEquals(2, client.connection().stats().localInvalidations.sum());
     }
 
     /**
-     * A call completes (a Read: a long call with a small reply, its one rkey withdrawn by
-     * the server's Send with Invalidate; a Write: a Reply chunk too, withdrawn by LOCAL_INV);
-     * then the server uses its rkey again.
+     * A long call completes: alone its one rkey is withdrawn by the server's Send with
+     * Invalidate; with a Reply chunk too, both are withdrawn by our LOCAL_INV. Then the
+     * server uses the call's (Read) or the Reply chunk's (Write) rkey again.
      */
-    private void lateOp(boolean write, RpcRdmaOptions o) throws Exception {
+    private void lateOp(boolean write, boolean replyChunk, RpcRdmaOptions o) throws Exception {
         if (server == null) {
             start(o, o, RemoteInvalidationTest.SMALL_REPLY);
         }
         CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(3, 1, new byte[3000]),
-                write ? 4096 : 0);
+                replyChunk ? 4096 : 0);
         RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
         int rkey = write ? offered.replyChunk().handle(0) : offered.readList().segments().handle(0);
         long addr = write ? offered.replyChunk().offset(0) : offered.readList().segments().offset(0);
