@@ -32,13 +32,17 @@ final class CallExposure {
     private final int[] rkeys = new int[3];
     private final boolean[] exposed = new boolean[3];
     private boolean released;
+    /** R was negotiated: a responder may answer with Send with Invalidate of our one rkey. */
+    private final boolean peerMayInvalidate;
 
     /**
      * @param inline     what follows the header in the Send (null for RDMA_NOMSG)
      * @param receptacle the caller's memory for a DDP result, or null
      */
-    CallExposure(Link link, RpcRdmaHeader header, MemorySegment inline, MemorySegment receptacle) {
+    CallExposure(Link link, RpcRdmaHeader header, MemorySegment inline, MemorySegment receptacle,
+            boolean peerMayInvalidate) {
         this.link = link;
+        this.peerMayInvalidate = peerMayInvalidate;
         this.header = header;
         this.inline = inline;
         this.receptacle = receptacle;
@@ -137,6 +141,30 @@ final class CallExposure {
             return new ReceivedMessage(MemorySegment.NULL, () -> { }, reported);
         }
         return new ReceivedMessage(reply.segment().asSlice(0, replyLength), reply::release, reported);
+    }
+
+    /**
+     * The caller gave up on the call (cancel, timeout) while its reply may still come. If
+     * that reply may invalidate our one rkey by Send with Invalidate (R negotiated), our
+     * LOCAL_INV must not come first: a peer's invalidation of an rkey already invalid is an
+     * error, and Debian 6.1's rxe dereferences NULL on it (kernel panic, seen in
+     * ExposureVerbsTest). So the connection is disconnected first, as Linux's client does
+     * on a timeout (its QP in error, nothing reaches the window and no Send arrives; the
+     * LOCAL_INV is flushed); calls made with retry go again on the next connection.
+     */
+    void abandon() {
+        boolean disconnect;
+        synchronized (this) {
+            int n = 0;
+            for (boolean e : exposed) {
+                n += e ? 1 : 0;
+            }
+            disconnect = peerMayInvalidate && n == 1 && !released;
+        }
+        if (disconnect) {
+            link.disconnect(); // ORDER: the QP is in error before our LOCAL_INV is posted
+        }
+        release();
     }
 
     /** Withdraws every rkey, then frees the memory (once the peer can no longer reach it); idempotent. */

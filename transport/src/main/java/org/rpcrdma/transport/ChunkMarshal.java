@@ -53,7 +53,8 @@ final class ChunkMarshal {
                 : null;
         if (why == null) {
             try {
-                c.exposure(prepare(link, c, params.sendInline(), params.receiveInline(), params.ownCallCredits()));
+                c.exposure(prepare(link, c, params.sendInline(), params.receiveInline(), params.ownCallCredits(),
+                        params.remoteInvalidation()));
                 return true;
             } catch (RuntimeException e) {
                 why = e.getMessage();
@@ -73,7 +74,8 @@ final class ChunkMarshal {
      * chunk, a large enough reply limit a Reply chunk. The caller releases the result
      * however the call ends.
      */
-    static CallExposure prepare(Link link, OutgoingCall c, int sendInline, int receiveInline, int credit) {
+    static CallExposure prepare(Link link, OutgoingCall c, int sendInline, int receiveInline, int credit,
+            boolean remoteInvalidation) {
         MemorySegment msg = c.message();
         long length = msg.byteSize();
         DdpArgument ddp = c.ddp();
@@ -100,7 +102,7 @@ final class ChunkMarshal {
                 inline = null; // the chunk lists crowd it out: the whole call goes in a chunk
                 pulled = false;
             }
-            x = new CallExposure(link, h, inline, receptacle);
+            x = new CallExposure(link, h, inline, receptacle, remoteInvalidation);
             if (inline == null) {
                 h.proc(RpcRdma.RDMA_NOMSG);
                 expose(link, x, CallExposure.CALL, msg, 0, length, false);

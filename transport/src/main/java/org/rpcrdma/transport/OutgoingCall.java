@@ -219,7 +219,10 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
         if (!done) {
             return;
         }
-        releaseExposure(); // a late RDMA Read or Write of the responder now fails
+        CallExposure x = exposure;
+        if (x != null) {
+            x.abandon(); // a late RDMA Read or Write of the responder now fails
+        }
         finish(true, outcome);
         Requester r = owner;
         if (r != null) {

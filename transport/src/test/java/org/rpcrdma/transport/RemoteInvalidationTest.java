@@ -77,4 +77,34 @@ class RemoteInvalidationTest {
             assertFalse(on && p.client().isOpen());
         }
     }
+
+    /**
+     * A call whose one rkey the responder may invalidate is abandoned before its reply: the
+     * connection is disconnected before our LOCAL_INV (a late Send with Invalidate of an
+     * rkey already invalid is an error; on Debian 6.1 rxe a kernel panic). With R off the
+     * connection stays and the rkey is withdrawn at once.
+     */
+    @ParameterizedTest(name = "remote invalidation {0}")
+    @ValueSource(booleans = {true, false})
+    void anAbandonedCallThePeerMayInvalidateDisconnectsFirst(boolean on) {
+        java.util.List<IncomingCall> held = new java.util.ArrayList<>();
+        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withRemoteInvalidation(on)
+                .withReconnectAttempts(0);
+        CallHandler holdNine = call -> {
+            if (call.xid() == 9) {
+                held.add(call);
+            } else {
+                SMALL_REPLY.handle(call);
+            }
+        };
+        try (InMemoryPair p = InMemoryPair.open(o, holdNine)) {
+            // a first reply opens the credit window: one abandoned call then does not hold every credit
+            p.client().call(callMsg(8, 1, new byte[16]), 0).join().release();
+            java.util.concurrent.CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(9, 1, new byte[3000]), 0);
+            assertEquals(1, held.size(), "the server pulled the call");
+            f.cancel(false);
+            assertEquals(!on, p.client().isOpen());
+            assertEquals(0, p.exposedCount());
+        }
+    }
 }
