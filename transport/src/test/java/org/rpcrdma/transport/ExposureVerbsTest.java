@@ -183,7 +183,8 @@ class ExposureVerbsTest {
             assertFalse(first.isOpen(), "disconnected before our LOCAL_INV");
             assertEquals(0, server.stats().sendsWithInvalidate.sum(), "the late reply found no connection");
             // retry: resent with its XID if the connection it went on is lost under it
-            client.call(callMsg(8, 1, new byte[16]), true).get(60, TimeUnit.SECONDS).release();
+            // (its own timeout: reconnecting under TCG takes longer than the 500 ms default here)
+            client.call(callMsg(8, 1, new byte[16]), 60, TimeUnit.SECONDS, true).get(60, TimeUnit.SECONDS).release();
             assertTrue(client.reconnects() >= 1);
         } finally {
             later.shutdownNow();
