@@ -411,9 +411,16 @@ public final class LatencyCurve {
         final RpcRdmaServer server;
         final RpcRdmaClient client;
 
-        Endpoints(int threshold) {
+        Endpoints(int threshold, int largest) {
             RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(threshold).withBusyPoll(busyPoll)
                     .withConnectTimeoutMillis(30_000).withReconnectAttempts(0);
+            // Sizes past the default chunk limit (e.g. 16 MiB): room for one call and one reply
+            // in chunk memory registered once, so the point measures transfers, not registrations.
+            int chunk = largest + 64 * 1024;
+            if (chunk > o.maxChunkBytes()) {
+                o = o.withMaxChunkBytes(chunk).withMaxChunkSegments(Math.max(o.maxChunkSegments(), chunk >> 18))
+                        .withChunkMemoryBytes(Math.max(o.chunkMemoryBytes(), 2L * chunk));
+            }
             RpcRdmaOptions so = serverSpinMicros < 0 ? o : o.withBusyPoll(false).withPollSpinMicros(serverSpinMicros);
             server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), so, HANDLER, null);
             RpcRdmaClient cl = null;
@@ -452,7 +459,7 @@ public final class LatencyCurve {
                 for (int size : sizes) {
                     if (e == null) {
                         try {
-                            e = new Endpoints(threshold);
+                            e = new Endpoints(threshold, sizes[sizes.length - 1]);
                         } catch (RuntimeException ex) {
                             progress(Point.failed(series, op, threshold, size, "connect failed: " + ex.getMessage()));
                             continue;
