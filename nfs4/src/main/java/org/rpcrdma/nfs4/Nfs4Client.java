@@ -17,6 +17,9 @@ import java.util.concurrent.TimeUnit;
 import org.rpcrdma.oncrpc.OncRpcClient;
 import org.rpcrdma.oncrpc.RpcDispatcher;
 import org.rpcrdma.oncrpc.RpcTransport;
+import java.util.function.Supplier;
+import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.wire.AuthSys;
@@ -47,7 +50,9 @@ public final class Nfs4Client implements AutoCloseable {
     /** A CB_RECALL we answered: its RPC XID, the delegation, and the DELEGRETURN it led to. */
     public record Recall(int xid, Stateid stateid, byte[] fh, CompletableFuture<Void> returned) {}
 
-    private final RpcRdmaClient rdma;
+    private final Supplier<Connection> connection;
+    private final java.util.function.Consumer<CallHandler> serveBackward;
+    private final AutoCloseable owned;
     private final OncRpcClient nfs;
     private final CallbackService callbacks = new CallbackService(this::recall);
     private final ExecutorService returner = Executors.newSingleThreadExecutor(r -> {
@@ -64,9 +69,12 @@ public final class Nfs4Client implements AutoCloseable {
     private SlotTable slots;
     private volatile int lastSequenceFlags;
 
-    private Nfs4Client(RpcRdmaClient rdma, AuthSys cred) {
-        this.rdma = rdma;
-        this.nfs = new OncRpcClient(RpcTransport.of(rdma), Nfs4.PROGRAM, Nfs4.VERSION).withAuthSys(cred);
+    private Nfs4Client(RpcTransport transport, Supplier<Connection> connection,
+            java.util.function.Consumer<CallHandler> serveBackward, AutoCloseable owned, AuthSys cred) {
+        this.connection = connection;
+        this.serveBackward = serveBackward;
+        this.owned = owned;
+        this.nfs = new OncRpcClient(transport, Nfs4.PROGRAM, Nfs4.VERSION).withAuthSys(cred);
         byte[] id = new byte[8];
         new SecureRandom().nextBytes(id);
         this.owner = ("panama-rpcrdma-" + HexFormat.of().formatHex(id)).getBytes(StandardCharsets.UTF_8);
@@ -83,13 +91,25 @@ public final class Nfs4Client implements AutoCloseable {
             throw new IllegalArgumentException("NFSv4.1 callbacks need backward credits (withBackwardCredits)");
         }
         RpcRdmaClient rdma = RpcRdmaClient.connect(server, options);
-        Nfs4Client c = new Nfs4Client(rdma, cred);
+        return establish(new Nfs4Client(RpcTransport.of(rdma), rdma::connection, rdma::serveBackwardCalls, rdma, cred), options.backwardCredits(),
+                cred);
+    }
+
+    /**
+     * A session over an open client {@link Connection} (an {@code InMemoryPair}'s, say),
+     * which the caller owns and closes; {@code backwardCredits} as the connection was opened with.
+     */
+    public static Nfs4Client open(Connection c, int backwardCredits, AuthSys cred) throws InterruptedException {
+        return establish(new Nfs4Client(RpcTransport.of(c), () -> c, c::serveBackwardCalls, null, cred), backwardCredits, cred);
+    }
+
+    private static Nfs4Client establish(Nfs4Client c, int backwardCredits, AuthSys cred) throws InterruptedException {
         try {
-            c.establish(options.backwardCredits(), cred);
+            c.establish(backwardCredits, cred);
             return c;
         } catch (RuntimeException | InterruptedException e) {
             c.returner.shutdownNow();
-            rdma.close();
+            c.closeOwned();
             throw e;
         }
     }
@@ -97,13 +117,15 @@ public final class Nfs4Client implements AutoCloseable {
     private void establish(int backwardCredits, AuthSys cred) throws InterruptedException {
         RpcDispatcher d = new RpcDispatcher();
         callbacks.register(d);
-        rdma.serveBackwardCalls(d); // RFC 8167 §6: ready before CREATE_SESSION names this connection
+        serveBackward.accept(d); // RFC 8167 §6: ready before CREATE_SESSION names this connection
         nfs.nullCall();
+        LOG.log(Level.DEBUG, "NULL answered; EXCHANGE_ID");
         byte[] verifier = new byte[Nfs4.NFS4_VERIFIER_SIZE];
         new SecureRandom().nextBytes(verifier);
         var exid = SessionOps.exchangeId(verifier, owner);
         SessionOps.ExchangeIdResult x = plain(Compound.of(exid)).get(exid);
         clientId = x.clientId();
+        LOG.log(Level.DEBUG, "client ID {0} ({1}); CREATE_SESSION", Long.toHexString(clientId), x.implName());
         ChannelAttrs fore = new ChannelAttrs(0, FileOps.MAX_IO + 64 * 1024, FileOps.MAX_IO + 64 * 1024, 4096, 16,
                 FORE_SLOTS, -1);
         ChannelAttrs back = new ChannelAttrs(0, 4096, 4096, 0, 8, backwardCredits, -1);
@@ -159,6 +181,7 @@ public final class Nfs4Client implements AutoCloseable {
             } else {
                 slots.release(s, SlotTable.Outcome.NOT_SEQUENCED);
             }
+            LOG.log(Level.DEBUG, "{0} on slot {1} seq {2}: status {3}", c.ops(), s.id(), s.sequenceId(), r.status());
             if ((r.status() == Nfs4.NFS4ERR_GRACE || r.status() == Nfs4.NFS4ERR_DELAY) && attempt < RETRIES) {
                 LOG.log(Level.DEBUG, "{0}: nfsstat4 {1}, retrying", c.ops(), r.status());
                 Thread.sleep(RETRY_MILLIS);
@@ -246,8 +269,9 @@ public final class Nfs4Client implements AutoCloseable {
         return callbacks;
     }
 
-    public RpcRdmaClient transport() {
-        return rdma;
+    /** The connection (after a reconnect of the endpoint, the current one). */
+    public Connection connection() {
+        return connection.get();
     }
 
     public byte[] sessionId() {
@@ -285,7 +309,17 @@ public final class Nfs4Client implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "ending the session: {0}", e.toString());
         } finally {
-            rdma.close();
+            closeOwned();
+        }
+    }
+
+    private void closeOwned() {
+        if (owned != null) {
+            try {
+                owned.close();
+            } catch (Exception e) {
+                LOG.log(Level.DEBUG, "closing the connection: {0}", e.toString());
+            }
         }
     }
 }

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.wire.AuthSys;
@@ -36,7 +37,12 @@ import org.rpcrdma.transport.wire.AuthSys;
  */
 @Tag("verbs")
 @Tag("nfsd")
+@Timeout(value = 240, unit = TimeUnit.SECONDS)
 class NfsdRecallVerbsTest {
+    static void step(String what) {
+        System.err.println("[nfsd test] " + what);
+    }
+
     static final int BACKWARD_CREDITS = 4;
     static final AuthSys ROOT = new AuthSys(0, "rpcrdma-nfs4-test", 0, 0, new int[0]);
 
@@ -49,8 +55,9 @@ class NfsdRecallVerbsTest {
     }
 
     static Nfs4Client connect() throws InterruptedException {
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withConnectTimeoutMillis(30_000)
+        RpcRdmaOptions o = RpcRdmaOptions.defaults().withConnectTimeoutMillis(30_000).withCallTimeoutMillis(30_000)
                 .withBackwardCredits(BACKWARD_CREDITS);
+        step("connecting to nfsd at " + env("RDMA_VM_IP") + ":" + env("RDMA_VM_NFS_PORT"));
         return Nfs4Client.connect(new InetSocketAddress(env("RDMA_VM_IP"), Integer.parseInt(env("RDMA_VM_NFS_PORT"))),
                 o, ROOT);
     }
@@ -70,13 +77,15 @@ class NfsdRecallVerbsTest {
             assertTrue(s.back().maxRequests() >= 1 && s.back().maxRequests() <= BACKWARD_CREDITS,
                     "back channel ca_maxrequests within our backward credits: " + s.back());
 
+            step("session up: " + s);
             Nfs4Client.OpenFile f = c.open(name,
                     Nfs4.OPEN4_SHARE_ACCESS_READ | Nfs4.OPEN4_SHARE_ACCESS_WANT_READ_DELEG);
+            step("opened " + name + ": " + f.delegation());
             assertTrue(f.delegation().isRead(), "a read delegation: " + f.delegation());
             assertEquals(0, c.lastSequenceFlags() & (Nfs4.SEQ4_STATUS_CB_PATH_DOWN
                     | Nfs4.SEQ4_STATUS_CB_PATH_DOWN_SESSION | Nfs4.SEQ4_STATUS_BACKCHANNEL_FAULT),
                     "nfsd sees our back channel up");
-            Connection conn = c.transport().connection();
+            Connection conn = c.connection();
             long backwardCallsBefore = conn.stats().callsReceived.sum();
             long backwardRepliesBefore = conn.stats().repliesSent.sum();
             assertEquals(0, c.callbacks().compounds.sum(), "nothing backward before the recall");
@@ -113,13 +122,17 @@ class NfsdRecallVerbsTest {
             }, "local-write");
             writer.start();
 
+            step("local write started");
             Nfs4Client.Recall r = c.recalls().poll(60, TimeUnit.SECONDS);
             recallSeenAt.set(System.nanoTime());
+            step("recall: " + r);
             assertNotNull(r, "no CB_RECALL within 60 s");
             assertTrue(r.stateid().sameState(f.delegation().stateid()), r.stateid() + " vs " + f.delegation());
             assertArrayEquals(f.fh(), r.fh(), "CB_RECALL names our file");
             r.returned().get(60, TimeUnit.SECONDS);
+            step("delegation returned");
             long waited = localWrite.get(60, TimeUnit.SECONDS);
+            step("local write done after " + waited + " ms");
             assertTrue(waited < 30_000, "the local write waited " + waited
                     + " ms: it should end at our DELEGRETURN, well before nfsd's 45 s lease-break time");
             forward.join(60_000);
@@ -153,7 +166,9 @@ class NfsdRecallVerbsTest {
             Nfs4Client.OpenFile f = c.open(name,
                     Nfs4.OPEN4_SHARE_ACCESS_BOTH | Nfs4.OPEN4_SHARE_ACCESS_WANT_NO_DELEG);
             MemorySegment receptacle = arena.allocate(n);
+            step("opened " + name + "; READ of 1 MiB");
             FileOps.ReadResult rr = c.read(f, 0, receptacle);
+            step("READ returned " + rr.data().byteSize() + " bytes, eof " + rr.eof());
             assertEquals(n, rr.data().byteSize(), "one READ of 1 MiB (a reply that large can only come by the write chunk)");
             assertArrayEquals(content, rr.data().toArray(ValueLayout.JAVA_BYTE));
 
@@ -161,11 +176,12 @@ class NfsdRecallVerbsTest {
             for (int i = 0; i < n; i++) {
                 next[i] = (byte) ~content[i];
             }
-            long longCalls = c.transport().connection().stats().longCallsSent.sum();
+            long longCalls = c.connection().stats().longCallsSent.sum();
             FileOps.WriteResult w = c.write(f, 0, MemorySegment.ofArray(next));
+            step("WRITE: " + w);
             assertEquals(n, w.count());
             assertEquals(Nfs4.FILE_SYNC4, w.committed());
-            assertEquals(longCalls, c.transport().connection().stats().longCallsSent.sum(),
+            assertEquals(longCalls, c.connection().stats().longCallsSent.sum(),
                     "the data went in a read chunk, the rest of the call inline: not a long call");
             assertArrayEquals(next, Files.readAllBytes(file), "nfsd wrote what we sent");
             c.close(f);
@@ -185,6 +201,7 @@ class NfsdRecallVerbsTest {
         assertTrue(bytes > 2 * 4096, "the names alone exceed the 4 KiB inline threshold");
         try (Nfs4Client c = connect()) {
             FileOps.ReaddirResult d = c.readRootDir(256 * 1024);
+            step("READDIR: " + d.entries().size() + " entries, eof " + d.eof());
             Set<String> seen = new HashSet<>();
             d.entries().forEach(e -> seen.add(e.name()));
             assertTrue(d.eof(), "the whole directory in one reply");
