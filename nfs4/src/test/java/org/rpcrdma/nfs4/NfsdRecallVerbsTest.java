@@ -37,7 +37,7 @@ import org.rpcrdma.transport.wire.AuthSys;
  */
 @Tag("verbs")
 @Tag("nfsd")
-@Timeout(value = 240, unit = TimeUnit.SECONDS)
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
 class NfsdRecallVerbsTest {
     static void step(String what) {
         System.err.println("[nfsd test] " + what);
@@ -152,32 +152,55 @@ class NfsdRecallVerbsTest {
         }
     }
 
-    @Test
-    void oneMebibyteReadThroughAWriteChunkAndWriteThroughAReadChunk() throws Exception {
-        int n = 1 << 20;
-        String name = "ddp-" + System.nanoTime();
-        Path file = export(name);
-        byte[] content = new byte[n];
+    static byte[] pattern(int n, int seed) {
+        byte[] b = new byte[n];
         for (int i = 0; i < n; i++) {
-            content[i] = (byte) (i * 31 + (i >>> 11));
+            b[i] = (byte) (i * 31 + (i >>> 11) + seed);
         }
-        Files.write(file, content);
-        try (Nfs4Client c = connect(); Arena arena = Arena.ofConfined()) {
-            Nfs4Client.OpenFile f = c.open(name,
-                    Nfs4.OPEN4_SHARE_ACCESS_BOTH | Nfs4.OPEN4_SHARE_ACCESS_WANT_NO_DELEG);
-            MemorySegment receptacle = arena.allocate(n);
-            step("opened " + name + "; READ of 1 MiB");
-            FileOps.ReadResult rr = c.read(f, 0, receptacle);
-            step("READ returned " + rr.data().byteSize() + " bytes, eof " + rr.eof());
-            assertEquals(n, rr.data().byteSize(), "one READ of 1 MiB (a reply that large can only come by the write chunk)");
-            assertArrayEquals(content, rr.data().toArray(ValueLayout.JAVA_BYTE));
+        return b;
+    }
 
-            byte[] next = new byte[n];
-            for (int i = 0; i < n; i++) {
-                next[i] = (byte) ~content[i];
-            }
+    /** Runs {@code step} with a bound, printing the connection's counters when it fails. */
+    static <T> T bounded(Nfs4Client c, String what, java.util.concurrent.Callable<T> step) throws Exception {
+        Connection conn = c.connection();
+        try {
+            return org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60),
+                    step::call, what);
+        } catch (Throwable t) {
+            step(what + " failed: " + t + "; connection " + conn + " open " + conn.isOpen() + ", current "
+                    + c.connection() + "; stats " + conn.stats());
+            throw t;
+        }
+    }
+
+    /** A READ of {@code n} bytes: the data through our write chunk (the reply is larger than inline). */
+    void readThroughAWriteChunk(int n) throws Exception {
+        String name = "read-" + n + "-" + System.nanoTime();
+        byte[] content = pattern(n, 1);
+        Files.write(export(name), content);
+        try (Nfs4Client c = connect(); Arena arena = Arena.ofShared()) {
+            Nfs4Client.OpenFile f = c.open(name, Nfs4.OPEN4_SHARE_ACCESS_READ | Nfs4.OPEN4_SHARE_ACCESS_WANT_NO_DELEG);
+            MemorySegment receptacle = arena.allocate(n);
+            step("opened " + name + "; READ of " + n);
+            FileOps.ReadResult rr = bounded(c, "READ of " + n, () -> c.read(f, 0, receptacle));
+            step("READ returned " + rr.data().byteSize() + " bytes, eof " + rr.eof());
+            assertEquals(n, rr.data().byteSize(), "one READ of all of it");
+            assertArrayEquals(content, rr.data().toArray(ValueLayout.JAVA_BYTE));
+            c.close(f);
+        }
+    }
+
+    /** A WRITE of {@code n} bytes: the data in a read chunk nfsd pulls, the rest of the call inline. */
+    void writeThroughAReadChunk(int n) throws Exception {
+        String name = "write-" + n + "-" + System.nanoTime();
+        Path file = export(name);
+        Files.write(file, new byte[0]);
+        byte[] next = pattern(n, 7);
+        try (Nfs4Client c = connect()) {
+            Nfs4Client.OpenFile f = c.open(name, Nfs4.OPEN4_SHARE_ACCESS_BOTH | Nfs4.OPEN4_SHARE_ACCESS_WANT_NO_DELEG);
             long longCalls = c.connection().stats().longCallsSent.sum();
-            FileOps.WriteResult w = c.write(f, 0, MemorySegment.ofArray(next));
+            step("opened " + name + "; WRITE of " + n);
+            FileOps.WriteResult w = bounded(c, "WRITE of " + n, () -> c.write(f, 0, MemorySegment.ofArray(next)));
             step("WRITE: " + w);
             assertEquals(n, w.count());
             assertEquals(Nfs4.FILE_SYNC4, w.committed());
@@ -189,10 +212,30 @@ class NfsdRecallVerbsTest {
     }
 
     @Test
+    void aReadOf64KiBThroughAWriteChunk() throws Exception {
+        readThroughAWriteChunk(64 * 1024);
+    }
+
+    @Test
+    void aReadOf1MiBThroughAWriteChunk() throws Exception {
+        readThroughAWriteChunk(1 << 20);
+    }
+
+    @Test
+    void aWriteOf64KiBThroughAReadChunk() throws Exception {
+        writeThroughAReadChunk(64 * 1024);
+    }
+
+    @Test
+    void aWriteOf1MiBThroughAReadChunk() throws Exception {
+        writeThroughAReadChunk(1 << 20);
+    }
+
+    @Test
     void aReaddirLargerThanInlineComesThroughOurReplyChunk() throws Exception {
         Set<String> names = new HashSet<>();
         long bytes = 0;
-        for (int i = 0; i < 150; i++) {
+        for (int i = 0; i < 250; i++) {
             String name = "readdir-entry-with-a-long-name-to-fill-the-reply-" + i;
             Files.writeString(export(name), "x");
             names.add(name);

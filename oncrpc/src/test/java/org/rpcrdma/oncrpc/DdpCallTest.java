@@ -143,6 +143,33 @@ class DdpCallTest {
         }
     }
 
+    /**
+     * The transport copies placed data into the receptacle on the thread that takes the
+     * reply (the poller over RDMA); a receptacle confined to the caller's thread could not be
+     * written there and the call never completed (seen against nfsd: a READ hung past its
+     * timeout). Refused when the call is made instead.
+     */
+    @Test
+    void aReceptacleConfinedToTheCallersThreadIsRefusedAtOnce() throws Exception {
+        java.util.concurrent.ExecutorService replier = java.util.concurrent.Executors.newSingleThreadExecutor();
+        CallHandler onAnotherThread = call -> replier.execute(() -> echo(true, 0).handle(call));
+        try (InMemoryPair p = InMemoryPair.open(small(), onAnotherThread);
+                java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            MemorySegment receptacle = arena.allocate(16_384);
+            var f = c.callAsync(proc(receptacle), new Write(9, MemorySegment.ofArray(pattern(5000)), 1), receptacle, 0);
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, java.util.concurrent.TimeUnit.SECONDS));
+            assertInstanceOf(IllegalArgumentException.class, e.getCause());
+            // the same call with shared memory works
+            MemorySegment shared = java.lang.foreign.Arena.ofAuto().allocate(16_384);
+            Read r = c.callAsync(proc(shared), new Write(9, MemorySegment.ofArray(pattern(5000)), 1), shared, 0)
+                    .get(5, java.util.concurrent.TimeUnit.SECONDS);
+            assertArrayEquals(pattern(5000), r.data().toArray(ValueLayout.JAVA_BYTE));
+        } finally {
+            replier.shutdownNow();
+        }
+    }
+
     @Test
     void twoPayloadsInOneCallAreRefusedBeforeAnythingIsSent() {
         RpcProcedure<Write, Void> two = new RpcProcedure<>(2, XdrCodec.of((w, a) -> {
