@@ -38,7 +38,9 @@ public final class CallbackService {
     private byte[] sessionId;
     private int[] lastSequenceId;
     private CbCompound.Result[] cached;
-    private final List<Integer> compoundXids = new ArrayList<>();
+    /** The XIDs of the last {@link #XIDS_KEPT} CB_COMPOUNDs, oldest first (for tests and tracing). */
+    private final java.util.ArrayDeque<Integer> compoundXids = new java.util.ArrayDeque<>();
+    static final int XIDS_KEPT = 64;
     /** CB_COMPOUNDs answered, and CB_RECALLs among their operations. */
     public final LongAdder compounds = new LongAdder();
     public final LongAdder recallsReceived = new LongAdder();
@@ -63,7 +65,7 @@ public final class CallbackService {
         cached = new CbCompound.Result[slots];
     }
 
-    /** The XIDs of the CB_COMPOUNDs answered, in order. */
+    /** The XIDs of the last 64 CB_COMPOUNDs answered, in order. */
     public synchronized List<Integer> compoundXids() {
         return List.copyOf(compoundXids);
     }
@@ -71,7 +73,10 @@ public final class CallbackService {
     /** Answers one CB_COMPOUND (the RPC call's {@code xid} is for the record). */
     public synchronized CbCompound.Result process(CbCompound.Args a, int xid) {
         compounds.increment();
-        compoundXids.add(xid);
+        if (compoundXids.size() == XIDS_KEPT) {
+            compoundXids.removeFirst();
+        }
+        compoundXids.addLast(xid);
         if (a.minorVersion() != Nfs4.MINOR_VERSION) {
             return new CbCompound.Result(Nfs4.NFS4ERR_MINOR_VERS_MISMATCH, a.tag(), List.of());
         }
