@@ -170,6 +170,29 @@ class DdpCallTest {
         }
     }
 
+    /**
+     * A receptacle whose arena the caller closes while the call is out: the placed data
+     * can't be copied in, and the call must fail, not hang (it hung: the reply was matched,
+     * the copy threw on the thread taking the reply, and nothing completed the call).
+     */
+    @Test
+    void aReceptacleClosedWhileTheCallIsOutFailsTheCall() throws Exception {
+        java.util.concurrent.CompletableFuture<org.rpcrdma.transport.IncomingCall> held =
+                new java.util.concurrent.CompletableFuture<>();
+        try (InMemoryPair p = InMemoryPair.open(small(), held::complete)) {
+            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+            MemorySegment receptacle = arena.allocate(16_384);
+            var f = c.callAsync(proc(receptacle), new Write(9, MemorySegment.ofArray(pattern(5000)), 1), receptacle, 0);
+            org.rpcrdma.transport.IncomingCall call = held.get(5, java.util.concurrent.TimeUnit.SECONDS);
+            arena.close();
+            echo(true, 0).handle(call);
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> f.get(5, java.util.concurrent.TimeUnit.SECONDS));
+            assertInstanceOf(org.rpcrdma.transport.RpcRdmaException.class, e.getCause());
+        }
+    }
+
     @Test
     void twoPayloadsInOneCallAreRefusedBeforeAnythingIsSent() {
         RpcProcedure<Write, Void> two = new RpcProcedure<>(2, XdrCodec.of((w, a) -> {
