@@ -89,7 +89,8 @@ final class CallExposure {
      * bytes of a DDP result into the caller's receptacle, and returns the reply's bytes from
      * the Reply chunk ({@code replyLength} bytes, handed to the caller with its memory) or,
      * when {@code replyLength} is negative, an empty marker. Null if the call was released
-     * meanwhile (abandoned: nothing may be read any more).
+     * meanwhile (abandoned: nothing may be read any more). Throws what the copy into the
+     * receptacle throws (its arena closed by the caller), with everything released.
      */
     synchronized ReceivedMessage finish(long replyLength, long placed) {
         if (released) {
@@ -101,7 +102,15 @@ final class CallExposure {
         }
         invalidateAll(); // ORDER: the peer can no longer write before we read
         if (placed > 0) {
-            MemorySegment.copy(buffers[RECEPTACLE].segment(), 0, receptacle, 0, placed);
+            try {
+                MemorySegment.copy(buffers[RECEPTACLE].segment(), 0, receptacle, 0, placed);
+            } catch (RuntimeException e) { // the caller closed the receptacle's arena meanwhile
+                release();
+                if (reply != null) {
+                    reply.release();
+                }
+                throw e;
+            }
         }
         release();
         long reported = offersWriteChunk() ? placed : -1;

@@ -105,7 +105,13 @@ final class Unmarshal {
                 malformedReply(c, e.getMessage());
                 return false;
             }
-            ReceivedMessage done = x.finish(-1, placed);
+            ReceivedMessage done;
+            try {
+                done = x.finish(-1, placed);
+            } catch (RuntimeException e) {
+                receptacleGone(c, e);
+                return false;
+            }
             if (done == null) {
                 stats.lateReplies.increment(); // abandoned meanwhile
                 return false;
@@ -122,6 +128,12 @@ final class Unmarshal {
             return false;
         }
         return true;
+    }
+
+    /** The DDP result could not be copied into the caller's receptacle: the call fails, it does not hang. */
+    private void receptacleGone(OutgoingCall c, RuntimeException e) {
+        c.fail(new RpcRdmaException(conn + ": reply to call 0x" + Integer.toHexString(c.xid)
+                + ": its DDP result could not be copied into the receptacle: " + e, e));
     }
 
     private void malformedReply(OutgoingCall c, String why) {
@@ -154,7 +166,13 @@ final class Unmarshal {
             malformedReply(c, e.getMessage());
             return;
         }
-        ReceivedMessage m = x.finish(length, placed);
+        ReceivedMessage m;
+        try {
+            m = x.finish(length, placed);
+        } catch (RuntimeException e) {
+            receptacleGone(c, e);
+            return;
+        }
         if (m == null) {
             stats.lateReplies.increment(); // abandoned meanwhile: its memory is gone already
             return;
