@@ -89,6 +89,10 @@ start_nfsd() {
   rpc.mountd -N 3 || fail "nfsd: rpc.mountd did not start"
   # nfsdcld lets nfsd skip the 90 s v4 grace period when there is nothing to reclaim
   nfsdcld || say "nfsdcld did not start (expect a grace period)"
+  # 1 MiB READ/WRITE payloads, what the kernel picks by itself only with >= 4 GB of RAM
+  # (nfsd_get_default_max_blksize: 1/4096 of memory; a 3 GB guest would get 512 KiB);
+  # settable only before the server starts
+  echo 1048576 > /proc/fs/nfsd/max_block_size || say "nfsd: could not set max_block_size"
   rpc.nfsd -N 3 -V 4.1 -V 4.2 4 || fail "nfsd: rpc.nfsd did not start"
   echo "rdma $port" > /proc/fs/nfsd/portlist || fail "nfsd: could not add the rdma $port listener"
   [[ $(cat /proc/fs/nfsd/v4_end_grace) == Y ]] || echo Y > /proc/fs/nfsd/v4_end_grace

@@ -147,8 +147,9 @@ public final class Codecs {
     /**
      * opaque&lt;max&gt; as a DDP-eligible payload (an NFS WRITE's data; RFC 8166 §6): the
      * sender gives a {@link MemorySegment} (no copy to a byte[] first), the receiver gets a
-     * heap segment it owns. Inline today; the item a Read or Write chunk will carry once
-     * the transport has chunks ({@link XdrCodec#ddpEligible()}).
+     * heap segment it owns. The item a read chunk carries when the call is made with
+     * {@link OncRpcClient#callAsync(RpcProcedure, Object, MemorySegment, int)} and does not
+     * fit inline ({@link XdrCodec#ddpEligible()}).
      */
     public static XdrCodec<MemorySegment> payload(int max) {
         checkMax(max);
@@ -158,8 +159,9 @@ public final class Codecs {
     /**
      * opaque&lt;max&gt; decoded into the caller's {@code receptacle} (an NFS READ's buffer):
      * the result is the slice of it that was filled. More data than the receptacle holds is
-     * a decode error. With chunks the receptacle is what a Write chunk will point at, so the
-     * data lands there without a copy.
+     * a decode error. Called with {@link OncRpcClient#callAsync(RpcProcedure, Object,
+     * MemorySegment, int)} the receptacle is offered as a write chunk: data the responder
+     * placed there is not in the reply (only its length word is) and is not copied again.
      */
     public static XdrCodec<MemorySegment> payloadInto(MemorySegment receptacle) {
         return new Payload((int) Math.min(Integer.MAX_VALUE, receptacle.byteSize()), receptacle);
@@ -177,6 +179,17 @@ public final class Codecs {
 
         @Override
         public MemorySegment decode(XdrReader r) throws XdrException {
+            long placed = receptacle == null ? -1 : Placement.placedIn(receptacle);
+            if (placed > 0) {
+                // RFC 8166 §3.4.6: the data went to the write chunk; only its length word
+                // is inline, and it must say what the write chunk carried
+                long n = r.readUnsignedInt();
+                if (n != placed) {
+                    throw new XdrException("DDP result of " + n + " bytes, but " + placed
+                            + " were placed in the write chunk");
+                }
+                return receptacle.asSlice(0, n);
+            }
             int n = r.readOpaqueLength(max);
             MemorySegment into = receptacle != null ? receptacle.asSlice(0, n) : MemorySegment.ofArray(new byte[n]);
             MemorySegment.copy(r.segment(), r.position(), into, 0, n);

@@ -8,6 +8,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.rpcrdma.transport.DdpArgument;
 import org.rpcrdma.transport.MalformedReplyException;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RpcRdmaException;
@@ -112,18 +113,56 @@ public final class OncRpcClient {
         return await(callAsync(proc, args, timeout, unit));
     }
 
+    /**
+     * A call with direct data placement and a reply that may exceed the inline threshold
+     * (RFC 8166 §3.4-3.5), as NFS WRITE and READ use it; the transport's default timeout.
+     * The argument's DDP-eligible item ({@link Codecs#payload}), if any, goes as the call's
+     * {@link DdpArgument}: in a read chunk the server pulls when the call does not fit
+     * inline. {@code receptacle} (may be null) is offered as a write chunk; decode the
+     * result into it with {@link Codecs#payloadInto}{@code (receptacle)}, which finds the
+     * data placed there or inline, whichever the server chose. {@code maxReplyBytes} is the
+     * largest reply expected (a Reply chunk is offered when it exceeds the inline threshold;
+     * 0 for "inline only").
+     *
+     * @throws IllegalArgumentException (in the future) for arguments with more than one
+     *         DDP-eligible item: the transport places one per call
+     */
+    public <A, R> CompletableFuture<R> callAsync(RpcProcedure<A, R> proc, A args, MemorySegment receptacle,
+            int maxReplyBytes) {
+        CompletableFuture<ReceivedMessage> reply;
+        try {
+            MessageEncoder.Encoded call = encodeCall(NEXT_XID.getAndIncrement(), proc, args);
+            long[] at = call.ddpOffsets();
+            if (at.length > 1) {
+                throw new IllegalArgumentException(at.length + " DDP-eligible items in one call; the transport places one");
+            }
+            DdpArgument payload = at.length == 1 ? new DdpArgument(at[0], call.ddpLengths()[0]) : null;
+            reply = transport.send(call.message(), payload, receptacle, maxReplyBytes);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (receptacle == null) {
+            return reply.thenApply(r -> results(r, proc.results()));
+        }
+        return reply.thenApply(r -> r.placedBytes() < 0 ? results(r, proc.results())
+                : Placement.during(receptacle, r.placedBytes(), () -> results(r, proc.results())));
+    }
+
+    /** Blocking {@link #callAsync(RpcProcedure, Object, MemorySegment, int)}. */
+    public <A, R> R call(RpcProcedure<A, R> proc, A args, MemorySegment receptacle, int maxReplyBytes)
+            throws InterruptedException {
+        return await(callAsync(proc, args, receptacle, maxReplyBytes));
+    }
+
     /** Procedure 0 (RFC 5531 §12.1), blocking. */
     public void nullCall() throws InterruptedException {
         call(RpcProcedure.NULL, null);
     }
 
     /**
-     * The one place a call leaves this layer. The DDP seam: the call is encoded with its
-     * DDP-eligible items located ({@link MessageEncoder.Encoded}: the offsets and lengths
-     * {@code StreamReduction.reduce} takes). Today the transport has no chunks and the whole
-     * message goes inline; once it has, this passes the items beside the message so the
-     * transport sends them as a Read list (RFC 8166 §3.4), and a result receptacle
-     * ({@link Codecs#payloadInto}) as a Write chunk.
+     * A call without chunks of its own (the transport still sends one too large for the
+     * inline threshold as a long call). Calls with DDP go through
+     * {@link #callAsync(RpcProcedure, Object, MemorySegment, int)}.
      */
     private <A, R> CompletableFuture<R> send(RpcProcedure<A, R> proc, A args, long timeoutNanos) {
         CompletableFuture<ReceivedMessage> reply;

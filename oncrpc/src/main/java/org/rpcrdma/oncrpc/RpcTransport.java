@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.rpcrdma.transport.Backchannel;
 import org.rpcrdma.transport.Connection;
+import org.rpcrdma.transport.DdpArgument;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RpcRdmaClient;
 
@@ -29,9 +30,40 @@ public interface RpcTransport {
      */
     CompletableFuture<ReceivedMessage> send(MemorySegment rpcCall, long timeoutNanos);
 
+    /**
+     * Sends one call with chunks (RFC 8166 §3.4-3.5), with the transport's default timeout:
+     * {@code payload} (may be null) marks the call's DDP-eligible argument, which travels in
+     * a read chunk when the call does not fit inline; {@code receptacle} (may be null) is
+     * offered as a write chunk for a DDP result (the reply's {@code placedBytes()} says what
+     * landed there); a reply of up to {@code maxReplyBytes} is allowed (a Reply chunk is
+     * offered when that exceeds the receive inline threshold). Without any of the three
+     * this is {@link #send(MemorySegment, long)}.
+     *
+     * @throws UnsupportedOperationException from a transport without chunks, when one is asked for
+     */
+    default CompletableFuture<ReceivedMessage> send(MemorySegment rpcCall, DdpArgument payload,
+            MemorySegment receptacle, int maxReplyBytes) {
+        if (payload == null && receptacle == null && maxReplyBytes == 0) {
+            return send(rpcCall, DEFAULT_TIMEOUT);
+        }
+        throw new UnsupportedOperationException("this transport sends no chunks (a DDP argument, a receptacle"
+                + " or a Reply chunk was asked for)");
+    }
+
     /** Calls on one connection: forward from a client, backward from a server. */
     static RpcTransport of(Connection c) {
-        return (m, t) -> t == DEFAULT_TIMEOUT ? c.call(m) : c.call(m, t, TimeUnit.NANOSECONDS);
+        return new RpcTransport() {
+            @Override
+            public CompletableFuture<ReceivedMessage> send(MemorySegment m, long t) {
+                return t == DEFAULT_TIMEOUT ? c.call(m) : c.call(m, t, TimeUnit.NANOSECONDS);
+            }
+
+            @Override
+            public CompletableFuture<ReceivedMessage> send(MemorySegment m, DdpArgument payload,
+                    MemorySegment receptacle, int maxReplyBytes) {
+                return c.call(m, payload, receptacle, maxReplyBytes);
+            }
+        };
     }
 
     /** Forward calls through a client endpoint (after a reconnect, on the new connection), not retried. */
@@ -45,8 +77,19 @@ public interface RpcTransport {
      * procedures, or servers with a duplicate request cache).
      */
     static RpcTransport of(RpcRdmaClient client, boolean retry) {
-        return (m, t) -> t == DEFAULT_TIMEOUT ? client.call(m, retry)
-                : client.call(m, t, TimeUnit.NANOSECONDS, retry);
+        return new RpcTransport() {
+            @Override
+            public CompletableFuture<ReceivedMessage> send(MemorySegment m, long t) {
+                return t == DEFAULT_TIMEOUT ? client.call(m, retry) : client.call(m, t, TimeUnit.NANOSECONDS, retry);
+            }
+
+            /** On the current connection: a call with chunks is neither parked during a reconnect nor retried. */
+            @Override
+            public CompletableFuture<ReceivedMessage> send(MemorySegment m, DdpArgument payload,
+                    MemorySegment receptacle, int maxReplyBytes) {
+                return client.connection().call(m, payload, receptacle, maxReplyBytes);
+            }
+        };
     }
 
     /** Backward calls to one client, across its reconnects. */

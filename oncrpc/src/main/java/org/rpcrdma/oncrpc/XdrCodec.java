@@ -36,9 +36,10 @@ public interface XdrCodec<T> {
     /**
      * Whether this item is DDP-eligible (RFC 8166 §6: its Upper-Layer Binding lets it move
      * by direct data placement, e.g. an NFS WRITE payload or READ data, RFC 8267 §3).
-     * Today every item travels inline; once the transport has chunks, the layer will move
-     * the items of codecs that answer true into a Read chunk (call) or Write chunk (reply)
-     * instead of the XDR stream. See {@link Codecs#payload(int)}.
+     * A call made with {@link OncRpcClient#callAsync(RpcProcedure, Object,
+     * java.lang.foreign.MemorySegment, int)} sends such an item in a read chunk when the
+     * call does not fit inline; a result decoded into a receptacle comes through the write
+     * chunk. See {@link Codecs#payload(int)} and {@link Codecs#payloadInto}.
      */
     default boolean ddpEligible() {
         return false;

@@ -97,9 +97,11 @@ final class CallExposure {
      * {@code then} the reply's bytes from the Reply chunk ({@code replyLength} bytes, handed
      * on with their memory) or, when {@code replyLength} is negative, an empty marker; or
      * null if the call was released meanwhile (abandoned: nothing may be read any more).
-     * {@code then} may run before this returns, or later on the completion thread.
+     * If the copy into the receptacle fails (the caller closed its arena while the call was
+     * out), everything is released and {@code failed} gets the exception instead: the call
+     * must fail, not hang. Either may run before this returns, or later on the completion thread.
      */
-    void finish(long replyLength, long placed, Consumer<ReceivedMessage> then) {
+    void finish(long replyLength, long placed, Consumer<ReceivedMessage> then, Consumer<RuntimeException> failed) {
         int[] keys = new int[rkeys.length];
         int n;
         synchronized (this) {
@@ -114,7 +116,16 @@ final class CallExposure {
             then.accept(null);
             return;
         }
-        withdraw(keys, n, () -> then.accept(afterWithdrawal(replyLength, placed)));
+        withdraw(keys, n, () -> {
+            ReceivedMessage m;
+            try {
+                m = afterWithdrawal(replyLength, placed);
+            } catch (RuntimeException e) {
+                failed.accept(e);
+                return;
+            }
+            then.accept(m);
+        });
     }
 
     /** Runs once the rkeys are dead: the receptacle filled, the reply handed on, the rest freed. */
@@ -127,13 +138,12 @@ final class CallExposure {
             if (placed > 0) {
                 MemorySegment.copy(buffers[RECEPTACLE].segment(), 0, receptacle, 0, placed);
             }
-        } catch (IllegalStateException e) {
-            // the caller freed its receptacle: it abandoned the call, nothing is delivered
+        } catch (RuntimeException e) { // the caller closed the receptacle's arena meanwhile
             freeBuffers();
             if (reply != null) {
                 reply.release();
             }
-            return null;
+            throw e;
         }
         freeBuffers();
         long reported = offersWriteChunk() ? placed : -1;

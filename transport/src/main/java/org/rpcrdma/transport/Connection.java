@@ -50,6 +50,9 @@ import org.rpcrdma.transport.wire.Xdr;
  * CallExposure, ReadChunkPuller and ReplyWriter, and who polls in CompletionDriver.
  */
 public final class Connection implements AutoCloseable {
+    /** A thread that owns no memory: a segment it may not access is confined to another thread. */
+    private static final Thread NOT_THE_OWNER = new Thread(() -> { }, "rpcrdma-never-started");
+
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -355,7 +358,8 @@ public final class Connection implements AutoCloseable {
      * {@code receptacle} (may be null) is where a DDP result goes: offered as a write chunk
      * of its size; the reply's {@link ReceivedMessage#placedBytes()} says how many bytes the
      * server placed there (checked against what was offered), already copied into it when
-     * the future completes. A reply over the receive inline threshold needs
+     * the future completes (on the thread that takes the reply, so the receptacle must not
+     * be confined to the caller's thread). A reply over the receive inline threshold needs
      * {@code maxReplyBytes} (a Reply chunk that large is offered).
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, DdpArgument payload, MemorySegment receptacle,
@@ -371,6 +375,12 @@ public final class Connection implements AutoCloseable {
         if (receptacle != null && (receptacle.byteSize() == 0 || receptacle.byteSize() > params.maxChunkBytes())) {
             throw new IllegalArgumentException("receptacle of " + receptacle.byteSize() + " bytes is not in [1, "
                     + params.maxChunkBytes() + "] (maxChunkBytes)");
+        }
+        if (receptacle != null && !receptacle.isAccessibleBy(NOT_THE_OWNER)) {
+            // the placed data is copied in on the thread that takes the reply (the poller):
+            // memory confined to the caller's thread can't be written there
+            throw new IllegalArgumentException("receptacle is confined to its arena's thread; use shared, automatic,"
+                    + " global or heap memory");
         }
         return call(rpcCall, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()), false, maxReplyBytes, payload,
                 receptacle);

@@ -112,6 +112,9 @@ final class Unmarshal {
                     stats.lateReplies.increment(); // abandoned meanwhile
                     m.release();
                 }
+            }, e -> {
+                m.release();
+                receptacleGone(c, e);
             });
             return true; // m has the buffer now
         }
@@ -174,7 +177,13 @@ final class Unmarshal {
                 m.release();
                 stats.lateReplies.increment();
             }
-        });
+        }, e -> receptacleGone(c, e));
+    }
+
+    /** The DDP result could not be copied into the caller's receptacle: the call fails, it does not hang. */
+    private void receptacleGone(OutgoingCall c, RuntimeException e) {
+        c.fail(new RpcRdmaException(conn + ": reply to call 0x" + Integer.toHexString(c.xid)
+                + ": its DDP result could not be copied into the receptacle: " + e, e));
     }
 
     /**

@@ -22,6 +22,9 @@ final class Report {
     private static final String IB = "ib_send_lat";
     private static final String V2 = "verbs-2thread";
     private static final String V1 = "verbs-1thread";
+    /** perftest's RDMA Read and Write latency at the chunk sizes (what one chunk transfer costs alone). */
+    private static final String IBR = "ib_read_lat";
+    private static final String IBW = "ib_write_lat";
 
     private final List<Point> points;
     private final int[] sizes;
@@ -71,7 +74,9 @@ final class Report {
         o.println();
         o.println("Round trip in microseconds, p50/p99 (" + description + ").");
         o.println("size: RPC argument bytes (the call's Send is 68 bytes more), Send bytes for the baselines;");
-        o.println("ib_send_lat is doubled (it prints half a round trip). Past a threshold's edge the call goes as a");
+        o.println("ib_send_lat and ib_write_lat are doubled (they print half a round trip; an RDMA Read, ib_read_lat,");
+        o.println("is one round trip as printed; both only at sizes past the smallest threshold's edge). Past a");
+        o.println("threshold's edge the call goes as a");
         o.println("long call (Position-Zero Read chunk, pulled by RDMA Read) and an echo's reply through a Reply chunk");
         o.println("(RDMA Write); 'missing': the baseline tool failed at that size.");
         o.println();
@@ -100,6 +105,9 @@ final class Report {
         List<String> heads = new ArrayList<>();
         if (baselines) {
             heads.addAll(List.of(IB, V2, V1));
+            if (points.stream().anyMatch(p -> p.series().equals(IBR) || p.series().equals(IBW))) {
+                heads.addAll(List.of(IBR, IBW));
+            }
         }
         for (int t : LatencyCurve.THRESHOLDS) {
             heads.add(rpcSeries(t));
@@ -181,6 +189,8 @@ final class Report {
         c.put(IB, "lines lw 3 lc rgb 'black' title 'ib\\_send\\_lat (perftest)'");
         c.put(V2, "lines lw 2 lc rgb '#777777' title 'raw verbs, thread per side'");
         c.put(V1, "lines lw 2 dt 2 lc rgb '#777777' title 'raw verbs, one thread'");
+        c.put(IBR, "lines lw 2 dt 3 lc rgb 'black' title 'ib\\_read\\_lat (perftest)'");
+        c.put(IBW, "lines lw 2 dt 4 lc rgb 'black' title 'ib\\_write\\_lat x2 (perftest)'");
         String[] colours = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"};
         for (int i = 0; i < LatencyCurve.THRESHOLDS.length; i++) {
             int k = LatencyCurve.THRESHOLDS[i] / 1024;

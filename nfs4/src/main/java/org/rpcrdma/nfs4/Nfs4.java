@@ -1,0 +1,115 @@
+package org.rpcrdma.nfs4;
+
+/**
+ * The numbers of NFSv4.1 this client uses, from the XDR of RFC 5662 (RFC 8881's protocol
+ * description): programs, operation codes, status codes and flags. Names follow the RFC's.
+ */
+public final class Nfs4 {
+    private Nfs4() {}
+
+    /** NFS program and version (RFC 5662 {@code NFS4_PROGRAM}, {@code NFS_V4}); COMPOUND is procedure 1. */
+    public static final int PROGRAM = 100003;
+    public static final int VERSION = 4;
+    public static final int PROC_COMPOUND = 1;
+    /** The callback program number we announce in CREATE_SESSION ({@code csa_cb_program}); CB_COMPOUND is its procedure 1. */
+    public static final int CB_PROGRAM = 0x40000000;
+    public static final int CB_VERSION = 1;
+    public static final int CB_PROC_COMPOUND = 1;
+    public static final int MINOR_VERSION = 1;
+
+    // nfs_opnum4 (RFC 5662)
+    public static final int OP_CLOSE = 4;
+    public static final int OP_DELEGRETURN = 8;
+    public static final int OP_GETATTR = 9;
+    public static final int OP_GETFH = 10;
+    public static final int OP_LOOKUP = 15;
+    public static final int OP_OPEN = 18;
+    public static final int OP_PUTFH = 22;
+    public static final int OP_PUTROOTFH = 24;
+    public static final int OP_READ = 25;
+    public static final int OP_READDIR = 26;
+    public static final int OP_WRITE = 38;
+    public static final int OP_EXCHANGE_ID = 42;
+    public static final int OP_CREATE_SESSION = 43;
+    public static final int OP_DESTROY_SESSION = 44;
+    public static final int OP_SEQUENCE = 53;
+    public static final int OP_DESTROY_CLIENTID = 57;
+    public static final int OP_RECLAIM_COMPLETE = 58;
+    public static final int OP_ILLEGAL = 10044;
+
+    // nfs_cb_opnum4 (RFC 5662): CB_GETATTR (3) .. CB_NOTIFY_DEVICEID (14) are NFSv4.1's
+    public static final int OP_CB_GETATTR = 3;
+    public static final int OP_CB_RECALL = 4;
+    public static final int OP_CB_SEQUENCE = 11;
+    public static final int OP_CB_NOTIFY_DEVICEID = 14;
+    public static final int OP_CB_ILLEGAL = 10044;
+
+    // nfsstat4 (RFC 5662)
+    public static final int NFS4_OK = 0;
+    public static final int NFS4ERR_NOENT = 2;
+    public static final int NFS4ERR_BADHANDLE = 10001;
+    public static final int NFS4ERR_NOTSUPP = 10004;
+    public static final int NFS4ERR_SERVERFAULT = 10006;
+    public static final int NFS4ERR_DELAY = 10008;
+    public static final int NFS4ERR_GRACE = 10013;
+    public static final int NFS4ERR_MINOR_VERS_MISMATCH = 10021;
+    public static final int NFS4ERR_BAD_STATEID = 10025;
+    public static final int NFS4ERR_BADXDR = 10036;
+    public static final int NFS4ERR_OP_ILLEGAL = 10044;
+    public static final int NFS4ERR_BADSESSION = 10052;
+    public static final int NFS4ERR_BADSLOT = 10053;
+    public static final int NFS4ERR_SEQ_MISORDERED = 10063;
+    public static final int NFS4ERR_SEQUENCE_POS = 10064;
+    public static final int NFS4ERR_RETRY_UNCACHED_REP = 10068;
+    public static final int NFS4ERR_OP_NOT_IN_SESSION = 10071;
+
+    // EXCHANGE_ID, CREATE_SESSION, SEQUENCE flags (RFC 5662)
+    public static final int CREATE_SESSION4_FLAG_CONN_BACK_CHAN = 0x00000002;
+    public static final int SEQ4_STATUS_CB_PATH_DOWN = 0x00000001;
+    public static final int SEQ4_STATUS_CB_PATH_DOWN_SESSION = 0x00000200;
+    public static final int SEQ4_STATUS_BACKCHANNEL_FAULT = 0x00000400;
+
+    // OPEN (RFC 5662)
+    public static final int OPEN4_SHARE_ACCESS_READ = 1;
+    public static final int OPEN4_SHARE_ACCESS_WRITE = 2;
+    public static final int OPEN4_SHARE_ACCESS_BOTH = 3;
+    public static final int OPEN4_SHARE_ACCESS_WANT_READ_DELEG = 0x0100;
+    public static final int OPEN4_SHARE_ACCESS_WANT_NO_DELEG = 0x0400;
+    public static final int OPEN4_SHARE_DENY_NONE = 0;
+    public static final int OPEN4_NOCREATE = 0;
+    public static final int CLAIM_NULL = 0;
+    public static final int OPEN_DELEGATE_NONE = 0;
+    public static final int OPEN_DELEGATE_READ = 1;
+    public static final int OPEN_DELEGATE_WRITE = 2;
+    public static final int OPEN_DELEGATE_NONE_EXT = 3;
+    public static final int WND4_CONTENTION = 7;
+    public static final int WND4_RESOURCE = 8;
+    public static final int NFS_LIMIT_SIZE = 1;
+    public static final int NFS_LIMIT_BLOCKS = 2;
+
+    // WRITE stable_how4
+    public static final int UNSTABLE4 = 0;
+    public static final int FILE_SYNC4 = 2;
+
+    /** state_protect_how4 SP4_NONE; callback_sec_parms4 flavors are ONC RPC's (AUTH_SYS = 1). */
+    public static final int SP4_NONE = 0;
+
+    /** fattr4 attribute numbers (RFC 5662 {@code FATTR4_*}): bit n of the bitmap's word n / 32. */
+    public static final int FATTR4_TYPE = 1;
+    public static final int FATTR4_CHANGE = 3;
+    public static final int FATTR4_SIZE = 4;
+    public static final int FATTR4_FILEID = 20;
+
+    /** Bounds from RFC 5662: NFS4_FHSIZE, NFS4_OPAQUE_LIMIT, NFS4_SESSIONID_SIZE, NFS4_VERIFIER_SIZE. */
+    public static final int NFS4_FHSIZE = 128;
+    public static final int NFS4_OPAQUE_LIMIT = 1024;
+    public static final int NFS4_SESSIONID_SIZE = 16;
+    public static final int NFS4_VERIFIER_SIZE = 8;
+    /** Bounds of ours for what the RFC leaves unbounded: a tag, a name, a bitmap, an ACE's who. */
+    public static final int MAX_TAG = 1024;
+    public static final int MAX_NAME = 1024;
+    public static final int MAX_BITMAP_WORDS = 8;
+    /** COMPOUND ops we accept in one CB_COMPOUND, and referring-call list entries. */
+    public static final int MAX_CB_OPS = 16;
+    public static final int MAX_REFERRING = 64;
+}

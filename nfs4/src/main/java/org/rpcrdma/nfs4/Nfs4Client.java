@@ -1,0 +1,325 @@
+package org.rpcrdma.nfs4;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.rpcrdma.oncrpc.OncRpcClient;
+import org.rpcrdma.oncrpc.RpcDispatcher;
+import org.rpcrdma.oncrpc.RpcTransport;
+import java.util.function.Supplier;
+import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.Connection;
+import org.rpcrdma.transport.RpcRdmaClient;
+import org.rpcrdma.transport.RpcRdmaOptions;
+import org.rpcrdma.transport.wire.AuthSys;
+
+/**
+ * A minimal NFSv4.1 client (RFC 8881) over RPC-over-RDMA, with its callback service on the
+ * same connection (RFC 8167; RFC 8881 §2.10.3.1).
+ *
+ * <p>{@link #connect} serves the back channel on the connection first, then NULL,
+ * EXCHANGE_ID, CREATE_SESSION with CREATE_SESSION4_FLAG_CONN_BACK_CHAN (callback program
+ * {@link Nfs4#CB_PROGRAM}, AUTH_SYS callback security, back-channel ca_maxrequests = the
+ * transport's backward credits) and SEQUENCE + RECLAIM_COMPLETE. Every later COMPOUND
+ * starts with SEQUENCE on a slot of the {@link SlotTable}; NFS4ERR_GRACE and NFS4ERR_DELAY
+ * are retried a bounded number of times. A CB_RECALL of a delegation we hold is answered
+ * at once and its DELEGRETURN sent from another thread (never the transport's, which
+ * delivers the callback); {@link #recalls()} reports each one.
+ */
+public final class Nfs4Client implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Nfs4Client.class.getName());
+    /** Retries of a COMPOUND answered NFS4ERR_GRACE or NFS4ERR_DELAY, and the wait before each. */
+    static final int RETRIES = 60;
+    static final long RETRY_MILLIS = 500;
+    private static final int FORE_SLOTS = 16;
+
+    /** An open file: its filehandle, open stateid and the delegation OPEN gave (maybe none). */
+    public record OpenFile(byte[] fh, Stateid stateid, FileOps.Delegation delegation) {}
+
+    /** A CB_RECALL we answered: its RPC XID, the delegation, and the DELEGRETURN it led to. */
+    public record Recall(int xid, Stateid stateid, byte[] fh, CompletableFuture<Void> returned) {}
+
+    private final Supplier<Connection> connection;
+    private final java.util.function.Consumer<CallHandler> serveBackward;
+    private final AutoCloseable owned;
+    private final OncRpcClient nfs;
+    private final CallbackService callbacks = new CallbackService(this::recall);
+    private final ExecutorService returner = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "nfs4-delegreturn");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Map<String, OpenFile> delegations = new ConcurrentHashMap<>();
+    private final BlockingQueue<Recall> recalls = new LinkedBlockingQueue<>();
+    private final byte[] owner;
+    private long clientId;
+    private byte[] sessionId;
+    private SessionOps.SessionResult session;
+    private SlotTable slots;
+    private volatile int lastSequenceFlags;
+
+    private Nfs4Client(RpcTransport transport, Supplier<Connection> connection,
+            java.util.function.Consumer<CallHandler> serveBackward, AutoCloseable owned, AuthSys cred) {
+        this.connection = connection;
+        this.serveBackward = serveBackward;
+        this.owned = owned;
+        this.nfs = new OncRpcClient(transport, Nfs4.PROGRAM, Nfs4.VERSION).withAuthSys(cred);
+        byte[] id = new byte[8];
+        new SecureRandom().nextBytes(id);
+        this.owner = ("panama-rpcrdma-" + HexFormat.of().formatHex(id)).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Connects to {@code server} and sets up a session with a back channel on the
+     * connection. {@code options} must grant backward credits (they become the back
+     * channel's ca_maxrequests). The client owns the connection and closes it.
+     */
+    public static Nfs4Client connect(InetSocketAddress server, RpcRdmaOptions options, AuthSys cred)
+            throws InterruptedException {
+        if (options.backwardCredits() < 1) {
+            throw new IllegalArgumentException("NFSv4.1 callbacks need backward credits (withBackwardCredits)");
+        }
+        RpcRdmaClient rdma = RpcRdmaClient.connect(server, options);
+        return establish(new Nfs4Client(RpcTransport.of(rdma), rdma::connection, rdma::serveBackwardCalls, rdma, cred), options.backwardCredits(),
+                cred);
+    }
+
+    /**
+     * A session over an open client {@link Connection} (an {@code InMemoryPair}'s, say),
+     * which the caller owns and closes; {@code backwardCredits} as the connection was opened with.
+     */
+    public static Nfs4Client open(Connection c, int backwardCredits, AuthSys cred) throws InterruptedException {
+        return establish(new Nfs4Client(RpcTransport.of(c), () -> c, c::serveBackwardCalls, null, cred), backwardCredits, cred);
+    }
+
+    private static Nfs4Client establish(Nfs4Client c, int backwardCredits, AuthSys cred) throws InterruptedException {
+        try {
+            c.establish(backwardCredits, cred);
+            return c;
+        } catch (RuntimeException | InterruptedException e) {
+            c.returner.shutdownNow();
+            c.closeOwned();
+            throw e;
+        }
+    }
+
+    private void establish(int backwardCredits, AuthSys cred) throws InterruptedException {
+        RpcDispatcher d = new RpcDispatcher();
+        callbacks.register(d);
+        serveBackward.accept(d); // RFC 8167 §6: ready before CREATE_SESSION names this connection
+        nfs.nullCall();
+        LOG.log(Level.DEBUG, "NULL answered; EXCHANGE_ID");
+        byte[] verifier = new byte[Nfs4.NFS4_VERIFIER_SIZE];
+        new SecureRandom().nextBytes(verifier);
+        var exid = SessionOps.exchangeId(verifier, owner);
+        SessionOps.ExchangeIdResult x = plain(Compound.of(exid)).get(exid);
+        clientId = x.clientId();
+        LOG.log(Level.DEBUG, "client ID {0} ({1}); CREATE_SESSION", Long.toHexString(clientId), x.implName());
+        ChannelAttrs fore = new ChannelAttrs(0, FileOps.MAX_IO + 64 * 1024, FileOps.MAX_IO + 64 * 1024, 4096, 16,
+                FORE_SLOTS, -1);
+        ChannelAttrs back = new ChannelAttrs(0, 4096, 4096, 0, 8, backwardCredits, -1);
+        var cs = SessionOps.createSession(clientId, x.sequenceId(), Nfs4.CREATE_SESSION4_FLAG_CONN_BACK_CHAN, fore,
+                back, Nfs4.CB_PROGRAM, cred);
+        session = plain(Compound.of(cs)).get(cs);
+        if ((session.flags() & Nfs4.CREATE_SESSION4_FLAG_CONN_BACK_CHAN) == 0) {
+            throw new Nfs4Exception(Nfs4.NFS4ERR_NOTSUPP, Nfs4.OP_CREATE_SESSION,
+                    "the server did not bind the back channel to this connection");
+        }
+        sessionId = session.sessionId();
+        callbacks.session(sessionId, Math.max(1, session.back().maxRequests()));
+        slots = new SlotTable(Math.max(1, Math.min(FORE_SLOTS, session.fore().maxRequests())));
+        compound(Compound.of(SessionOps.reclaimComplete(false))).check();
+        LOG.log(Level.DEBUG, "session {0}: fore {1}, back {2}", HexFormat.of().formatHex(sessionId), session.fore(),
+                session.back());
+    }
+
+    /** A COMPOUND outside a session (EXCHANGE_ID, CREATE_SESSION, DESTROY_*), checked. */
+    private CompoundResult plain(Compound c) throws InterruptedException {
+        return nfs.call(c.procedure(), c, null, 0).check();
+    }
+
+    /** {@code c} in the session (SEQUENCE first), inline. */
+    public CompoundResult compound(Compound c) throws InterruptedException {
+        return compound(c, null, 0);
+    }
+
+    /**
+     * {@code c} in the session with SEQUENCE first; {@code receptacle} for a READ's data (a
+     * write chunk), {@code maxReplyBytes} for a reply larger than inline (a Reply chunk).
+     * Answers of NFS4ERR_GRACE or NFS4ERR_DELAY are retried up to {@link #RETRIES} times.
+     * The result is not checked: see {@link CompoundResult#check()}.
+     */
+    public CompoundResult compound(Compound c, MemorySegment receptacle, int maxReplyBytes)
+            throws InterruptedException {
+        for (int attempt = 0; ; attempt++) {
+            SlotTable.Slot s = slots.acquire(60, TimeUnit.SECONDS);
+            var seq = SessionOps.sequence(sessionId, s.sequenceId(), s.id(), s.highestSlotId(), false);
+            Compound full = c.prepend(seq);
+            CompoundResult r;
+            try {
+                r = nfs.call(full.procedure(), full, receptacle, maxReplyBytes);
+            } catch (RuntimeException | InterruptedException e) {
+                slots.release(s, SlotTable.Outcome.UNKNOWN);
+                throw e;
+            }
+            if (r.count() > 0 && r.status(0) == Nfs4.NFS4_OK) {
+                SessionOps.SequenceResult sr = r.get(seq);
+                slots.target(sr.targetHighestSlotId());
+                lastSequenceFlags = sr.statusFlags();
+                slots.release(s, SlotTable.Outcome.SEQUENCED);
+            } else {
+                slots.release(s, SlotTable.Outcome.NOT_SEQUENCED);
+            }
+            LOG.log(Level.DEBUG, "{0} on slot {1} seq {2}: status {3}", c.ops(), s.id(), s.sequenceId(), r.status());
+            if ((r.status() == Nfs4.NFS4ERR_GRACE || r.status() == Nfs4.NFS4ERR_DELAY) && attempt < RETRIES) {
+                LOG.log(Level.DEBUG, "{0}: nfsstat4 {1}, retrying", c.ops(), r.status());
+                Thread.sleep(RETRY_MILLIS);
+                continue;
+            }
+            return r;
+        }
+    }
+
+    /** Opens {@code name} in the export's root with {@code shareAccess} (OPEN4_SHARE_ACCESS_* and WANT bits). */
+    public OpenFile open(String name, int shareAccess) throws InterruptedException {
+        var open = FileOps.open(shareAccess, Nfs4.OPEN4_SHARE_DENY_NONE, clientId, owner, name);
+        var fh = FileOps.getFh();
+        CompoundResult r = compound(Compound.of(FileOps.putRootFh(), open, fh)).check();
+        FileOps.OpenResult o = r.get(open);
+        OpenFile f = new OpenFile(r.get(fh), o.stateid(), o.delegation());
+        if (o.delegation().stateid() != null) {
+            delegations.put(key(o.delegation().stateid()), f);
+        }
+        return f;
+    }
+
+    /** READ of up to {@code receptacle.byteSize()} bytes at {@code offset}; the data lands in the receptacle. */
+    public FileOps.ReadResult read(OpenFile f, long offset, MemorySegment receptacle) throws InterruptedException {
+        var read = FileOps.read(f.stateid(), offset, (int) Math.min(FileOps.MAX_IO, receptacle.byteSize()), receptacle);
+        return compound(Compound.of(FileOps.putFh(f.fh()), read), receptacle, 0).check().get(read);
+    }
+
+    /** WRITE of {@code data} at {@code offset}, FILE_SYNC4 (the data in a read chunk when it does not fit inline). */
+    public FileOps.WriteResult write(OpenFile f, long offset, MemorySegment data) throws InterruptedException {
+        var write = FileOps.write(f.stateid(), offset, Nfs4.FILE_SYNC4, data);
+        return compound(Compound.of(FileOps.putFh(f.fh()), write)).check().get(write);
+    }
+
+    /** The file's size (GETATTR FATTR4_SIZE). */
+    public long size(byte[] fh) throws Exception {
+        var ga = FileOps.getattr(Nfs4.FATTR4_SIZE);
+        return compound(Compound.of(FileOps.putFh(fh), ga)).check().get(ga).size();
+    }
+
+    /** READDIR of the export's root from the start, allowing a reply of {@code maxReplyBytes} (a Reply chunk). */
+    public FileOps.ReaddirResult readRootDir(int maxReplyBytes) throws InterruptedException {
+        var rd = FileOps.readdir(0, new byte[Nfs4.NFS4_VERIFIER_SIZE], maxReplyBytes, maxReplyBytes);
+        return compound(Compound.of(FileOps.putRootFh(), rd), null, maxReplyBytes).check().get(rd);
+    }
+
+    /** CLOSE of the open (its delegation, if any, stays until returned or recalled). */
+    public void close(OpenFile f) throws InterruptedException {
+        compound(Compound.of(FileOps.putFh(f.fh()), FileOps.close(f.stateid()))).check();
+    }
+
+    /** DELEGRETURN of {@code f}'s delegation. */
+    public void returnDelegation(OpenFile f) throws InterruptedException {
+        Stateid d = f.delegation().stateid();
+        compound(Compound.of(FileOps.putFh(f.fh()), FileOps.delegReturn(d))).check();
+        delegations.remove(key(d));
+    }
+
+    /** CB_RECALL (on the transport's thread): answered at once, DELEGRETURN on our own thread. */
+    private int recall(CbCompound.RecallArgs a, int xid) {
+        OpenFile f = delegations.get(key(a.stateid()));
+        if (f == null) {
+            return Nfs4.NFS4ERR_BAD_STATEID;
+        }
+        Recall r = new Recall(xid, a.stateid(), a.fh(), new CompletableFuture<>());
+        recalls.add(r);
+        returner.execute(() -> {
+            try {
+                returnDelegation(f);
+                r.returned().complete(null);
+            } catch (Throwable t) {
+                LOG.log(Level.WARNING, "DELEGRETURN after CB_RECALL 0x" + Integer.toHexString(xid) + " failed", t);
+                r.returned().completeExceptionally(t);
+            }
+        });
+        return Nfs4.NFS4_OK;
+    }
+
+    /** The recalls answered so far, in order (taken from the queue by the caller). */
+    public BlockingQueue<Recall> recalls() {
+        return recalls;
+    }
+
+    public CallbackService callbacks() {
+        return callbacks;
+    }
+
+    /** The connection (after a reconnect of the endpoint, the current one). */
+    public Connection connection() {
+        return connection.get();
+    }
+
+    public byte[] sessionId() {
+        return sessionId.clone();
+    }
+
+    public long clientId() {
+        return clientId;
+    }
+
+    /** CREATE_SESSION's answer: the negotiated channel attributes. */
+    public SessionOps.SessionResult session() {
+        return session;
+    }
+
+    /** The sr_status_flags of the last SEQUENCE (SEQ4_STATUS_CB_PATH_DOWN and the rest). */
+    public int lastSequenceFlags() {
+        return lastSequenceFlags;
+    }
+
+    private static String key(Stateid s) {
+        return HexFormat.of().formatHex(s.other());
+    }
+
+    /** DESTROY_SESSION, DESTROY_CLIENTID (best effort), then the connection. */
+    @Override
+    public void close() {
+        returner.shutdown();
+        try {
+            returner.awaitTermination(10, TimeUnit.SECONDS);
+            plain(Compound.of(SessionOps.destroySession(sessionId)));
+            plain(Compound.of(SessionOps.destroyClientId(clientId)));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "ending the session: {0}", e.toString());
+        } finally {
+            closeOwned();
+        }
+    }
+
+    private void closeOwned() {
+        if (owned != null) {
+            try {
+                owned.close();
+            } catch (Exception e) {
+                LOG.log(Level.DEBUG, "closing the connection: {0}", e.toString());
+            }
+        }
+    }
+}
