@@ -246,8 +246,11 @@ class NfsdRecallVerbsTest {
         }
         assertTrue(bytes > 2 * 4096, "the names alone exceed the 4 KiB inline threshold");
         try (Nfs4Client c = connect()) {
+            long viaChunkBefore = c.connection().stats().repliesThroughReplyChunk.sum();
             FileOps.ReaddirResult d = c.readRootDir(256 * 1024);
             step("READDIR: " + d.entries().size() + " entries, eof " + d.eof());
+            assertTrue(c.connection().stats().repliesThroughReplyChunk.sum() > viaChunkBefore,
+                    "nfsd sent the READDIR reply through our Reply chunk (RDMA_NOMSG)");
             Set<String> seen = new HashSet<>();
             d.entries().forEach(e -> seen.add(e.name()));
             assertTrue(d.eof(), "the whole directory in one reply");

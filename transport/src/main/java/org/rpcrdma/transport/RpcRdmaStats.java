@@ -59,6 +59,8 @@ public final class RpcRdmaStats {
     public final LongAdder rdmaBytesWritten = new LongAdder();
     /** Replies sent through the requester's Reply chunk (RDMA_NOMSG). */
     public final LongAdder replyChunksUsed = new LongAdder();
+    /** Replies to our calls that came through the Reply chunk we offered (RDMA_NOMSG). */
+    public final LongAdder repliesThroughReplyChunk = new LongAdder();
     /** Calls of ours sent as RDMA_NOMSG through a Position-Zero Read chunk. */
     public final LongAdder longCallsSent = new LongAdder();
     /** RDMA operations that waited for room under the negotiated depth. */

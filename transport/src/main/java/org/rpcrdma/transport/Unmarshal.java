@@ -173,6 +173,7 @@ final class Unmarshal {
                         + " does not hold an RPC REPLY with that XID", null));
                 return;
             }
+            stats.repliesThroughReplyChunk.increment();
             if (!c.deliver(m)) {
                 m.release();
                 stats.lateReplies.increment();

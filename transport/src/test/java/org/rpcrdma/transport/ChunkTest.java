@@ -57,6 +57,8 @@ class ChunkTest {
             boolean longReply = 24 + size + RpcRdma.INLINE_MSG_HEADER_BYTES > inline;
             assertEquals(longCall ? 1 : 0, p.client().stats().longCallsSent.sum(), "long call");
             assertEquals(longReply ? 1 : 0, p.server().stats().replyChunksUsed.sum(), "reply through the Reply chunk");
+            assertEquals(longReply ? 1 : 0, p.client().stats().repliesThroughReplyChunk.sum(),
+                    "the client counts the reply that came through its Reply chunk");
             assertEquals(0, p.server().stats().errChunkSent.sum());
             assertEquals(0, p.exposedCount(), "every rkey withdrawn once the call completed");
             assertTrue(p.client().isOpen() && p.server().isOpen());
@@ -108,6 +110,7 @@ class ChunkTest {
             m.release();
             assertEquals(1, p.server().stats().chunkedCallsReceived.sum());
             assertEquals(0, p.server().stats().replyChunksUsed.sum(), "a reply that fits goes inline (RDMA_MSG)");
+            assertEquals(0, p.client().stats().repliesThroughReplyChunk.sum());
             assertEquals(0, p.exposedCount());
         }
     }
