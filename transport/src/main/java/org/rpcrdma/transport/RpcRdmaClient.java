@@ -37,6 +37,9 @@ import org.rpcrdma.transport.wire.ConnectSettings;
  *     ReceivedMessage reply = c.call(rpcCallBytes).get();
  * }
  * }</pre>
+ *
+ * <p>Just over 400 lines: connect, reconnect with its parking of calls between connections,
+ * and the backchannel's re-enabling after a reconnect are one life cycle, kept in one place.
  */
 public final class RpcRdmaClient implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RpcRdmaClient.class.getName());

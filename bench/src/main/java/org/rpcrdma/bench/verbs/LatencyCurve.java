@@ -58,6 +58,11 @@ import org.rpcrdma.transport.wire.Xdr;
  * {@code -Drpcrdma.ip}, RDMA_VM_IP or RPCRDMA_TEST_IP, its name (for perftest) from
  * RDMA_VM_DEV or RPCRDMA_TEST_DEVICE. Writes DIR/results.json, DIR/table.txt, one data file per
  * curve and DIR/chart.gp (gnuplot); prints progress per point, the table and the ratios.
+ *
+ * <p>Over 400 lines because it drives every series of the one run (perftest, the two raw
+ * ping-pongs, the RPC curves) so they share one device, one boot and one set of JVM flags;
+ * {@link Report} does the output. The perftest runner and the raw ping-pong are the parts
+ * that could move out next.
  */
 public final class LatencyCurve {
     static final int[] THRESHOLDS = {1024, 4096, 16384, 65536, 262144};
