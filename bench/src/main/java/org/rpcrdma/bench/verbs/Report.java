@@ -189,8 +189,8 @@ final class Report {
         c.put(IB, "lines lw 3 lc rgb 'black' title 'ib\\_send\\_lat (perftest)'");
         c.put(V2, "lines lw 2 lc rgb '#777777' title 'raw verbs, thread per side'");
         c.put(V1, "lines lw 2 dt 2 lc rgb '#777777' title 'raw verbs, one thread'");
-        c.put(IBR, "lines lw 2 dt 3 lc rgb 'black' title 'ib\\_read\\_lat (perftest)'");
-        c.put(IBW, "lines lw 2 dt 4 lc rgb 'black' title 'ib\\_write\\_lat x2 (perftest)'");
+        c.put(IBR, "lines lw 2 dt 3 lc rgb '#8c564b' title 'ib\\_read\\_lat (perftest)'");
+        c.put(IBW, "lines lw 2 dt 4 lc rgb '#e377c2' title 'ib\\_write\\_lat x2 (perftest)'");
         String[] colours = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"};
         for (int i = 0; i < LatencyCurve.THRESHOLDS.length; i++) {
             int k = LatencyCurve.THRESHOLDS[i] / 1024;
