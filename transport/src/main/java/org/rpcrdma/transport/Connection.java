@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -45,8 +46,8 @@ import org.rpcrdma.transport.wire.Xdr;
  * (handlers, future callbacks, the endpoint's hand-over) runs while any of them is held.
  *
  * <p>Over 400 lines because it is the documented public API of a connection (the call
- * overloads for timeouts, Reply chunks and direct data placement, the backchannel, the
- * accessors); the work itself lives in the classes named above, chunks in ChunkMarshal,
+ * overloads for timeouts, Reply chunks and direct data placement, the zero-allocation
+ * shapes callAndRead and callback calls, the backchannel, the accessors); the work itself lives in the classes named above, chunks in ChunkMarshal,
  * CallExposure, ReadChunkPuller and ReplyWriter, and who polls in CompletionDriver.
  */
 public final class Connection implements AutoCloseable {
@@ -90,6 +91,8 @@ public final class Connection implements AutoCloseable {
     private final SendQueue sends;
     private final RdmaQueue rdma;
     private final Requester requester;
+    /** Call slots of callAndRead and callback calls, used again (no allocation per call). */
+    private final ReusableCall.Pool slots = new ReusableCall.Pool();
     private final Responder responder;
     private final Unmarshal unmarshal;
     /** close() waits here for outstanding calls; notified as messages arrive while CLOSING. */
@@ -515,6 +518,102 @@ public final class Connection implements AutoCloseable {
         } finally {
             link.blockingCallEnds();
         }
+    }
+
+    /**
+     * A blocking call whose reply is read in place: {@code reader} runs on this thread with
+     * the reply's bytes (from its XID), which are valid only until it returns; then the
+     * receive buffer goes back. Nothing is allocated per call on the inline path (no
+     * future, no {@link ReceivedMessage}): the call slot is the connection's and used again.
+     * The caller takes its reply off the completion queue itself as in
+     * {@link #callAndWait(MemorySegment, long, TimeUnit)}; on timeout or interrupt the call
+     * is abandoned (its late reply released when it comes).
+     *
+     * @return what {@code reader} returned
+     * @throws IllegalArgumentException if {@code rpcCall} is not an ONC RPC CALL
+     * @throws TimeoutException         if no reply came within {@code timeout} (the call is abandoned)
+     * @throws RpcRdmaException         or a subclass, if the call failed (an RDMA_ERROR, a malformed
+     *                                  reply, the connection's loss)
+     */
+    public <T> T callAndRead(MemorySegment rpcCall, ReplyReader<T> reader, long timeout, TimeUnit unit)
+            throws InterruptedException, TimeoutException {
+        return callAndRead(rpcCall, 0, reader, timeout, unit);
+    }
+
+    /**
+     * {@link #callAndRead(MemorySegment, ReplyReader, long, TimeUnit)} allowing a reply of up
+     * to {@code maxReplyBytes}: when that does not fit the receive inline threshold a Reply
+     * chunk that large is offered (RFC 8166 §3.5.4), and the reader gets the reassembled reply.
+     */
+    public <T> T callAndRead(MemorySegment rpcCall, int maxReplyBytes, ReplyReader<T> reader, long timeout,
+            TimeUnit unit) throws InterruptedException, TimeoutException {
+        checkMaxReplyBytes(maxReplyBytes);
+        Objects.requireNonNull(reader, "reader");
+        int xid = callXid(rpcCall);
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        ReusableCall c = slots.take(xid, rpcCall, null);
+        c.maxReplyBytes(maxReplyBytes);
+        link.blockingCallStarts();
+        try {
+            submit(c);
+            return c.await(link, reader, deadline, unit.toMillis(timeout), name, stats);
+        } finally {
+            link.blockingCallEnds();
+        }
+    }
+
+    /**
+     * An asynchronous call answered through {@code callback}, exactly once: {@code onReply}
+     * with the reply's bytes, valid only until it returns (the receive buffer then goes
+     * back), or {@code onFailure} (an RDMA_ERROR, a malformed reply, the connection's loss,
+     * the connection's call timeout). Both run on the thread that took the completion off
+     * the queue (a poller, or a caller of a blocking call): they must not block. Nothing is
+     * allocated per call on the inline path; the segment must stay valid until the call
+     * completes. Calls beyond the credit window wait, as with {@link #call(MemorySegment)}.
+     *
+     * @throws IllegalArgumentException if {@code rpcCall} is not an ONC RPC CALL
+     */
+    public void call(MemorySegment rpcCall, ReplyCallback callback) {
+        call(rpcCall, 0, callback);
+    }
+
+    /**
+     * {@link #call(MemorySegment, ReplyCallback)} allowing a reply of up to
+     * {@code maxReplyBytes}, as {@link #call(MemorySegment, int)}: a Reply chunk that large is
+     * offered when it does not fit the receive inline threshold.
+     */
+    public void call(MemorySegment rpcCall, int maxReplyBytes, ReplyCallback callback) {
+        checkMaxReplyBytes(maxReplyBytes);
+        Objects.requireNonNull(callback, "callback");
+        int xid = callXid(rpcCall);
+        ReusableCall c = slots.take(xid, rpcCall, callback);
+        c.maxReplyBytes(maxReplyBytes);
+        c.deadline(name, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()), false);
+        submit(c);
+    }
+
+    /** The XID of {@code rpcCall}, checked to be an ONC RPC CALL we may send now. */
+    private int callXid(MemorySegment rpcCall) {
+        if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
+            throw new IllegalArgumentException("not an ONC RPC CALL message");
+        }
+        if (!params.client() && !backchannelReady) {
+            throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
+                    + " backward call not sent");
+        }
+        return Xdr.getInt(rpcCall, 0);
+    }
+
+    private void checkMaxReplyBytes(int maxReplyBytes) {
+        if (maxReplyBytes < 0 || maxReplyBytes > params.maxChunkBytes()) {
+            throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " is not in [0, "
+                    + params.maxChunkBytes() + "] (maxChunkBytes)");
+        }
+    }
+
+    /** Reusable call slots now free (tests: a slot is used again, an abandoned one is not). */
+    int freeCallSlots() {
+        return slots.free();
     }
 
     private ReceivedMessage awaitReply(CompletableFuture<ReceivedMessage> f, MemorySegment rpcCall, long deadline,

@@ -19,7 +19,7 @@ import org.rpcrdma.transport.core.Events;
  * is then released at once. The transport completes the future only through
  * {@link #deliver} and {@link #fail}, which bypass the overrides.
  */
-final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
+sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits ReusableCall {
     /** The thread that delivered the reply: callAndWait counts whether it was the caller's own (no hand-off). */
     volatile Thread deliveredBy;
 
@@ -28,7 +28,8 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
     static final int SENT = 2;
     static final int DONE = 3;
 
-    final int xid;
+    /** Set at issue, before the call is submitted (a {@link ReusableCall} gets a new one per use). */
+    int xid;
     final boolean retry;
     /** The RPC call bytes; a heap copy once the call may outlive its caller's segment. */
     private volatile MemorySegment message;
@@ -50,20 +51,45 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
     private java.lang.foreign.MemorySegment receptacle;
     /** Memory this call exposes on its current connection, or null (an inline call). */
     private volatile CallExposure exposure;
-    private final Events.Call event;
+    private Events.Call event;
 
     OutgoingCall(int xid, MemorySegment message, boolean retry) {
         this.xid = xid;
         this.message = retry && message.isNative() ? heapCopy(message) : message;
         this.retry = retry;
-        if (Events.CALL_PROBE.isEnabled()) {
-            Events.Call e = new Events.Call();
-            e.begin();
-            e.xid = xid;
-            this.event = e;
-        } else {
-            this.event = null; // no recording: nothing kept per call
+        this.event = newEvent(xid);
+    }
+
+    /** A JFR call event if one is being recorded: nothing kept per call otherwise. */
+    private static Events.Call newEvent(int xid) {
+        if (!Events.CALL_PROBE.isEnabled()) {
+            return null;
         }
+        Events.Call e = new Events.Call();
+        e.begin();
+        e.xid = xid;
+        return e;
+    }
+
+    /**
+     * Makes a finished {@link ReusableCall} a new call (its previous one left every
+     * transport structure: it was answered or failed, never abandoned or handed over).
+     */
+    final void reuse(int newXid, MemorySegment newMessage) {
+        xid = newXid;
+        message = newMessage;
+        owner = null;
+        state = NEW;
+        abandoned = false;
+        deadline = 0;
+        timeoutMillis = 0;
+        timer = null;
+        maxReplyBytes = 0;
+        ddp = null;
+        receptacle = null;
+        exposure = null;
+        deliveredBy = null;
+        event = newEvent(newXid);
     }
 
     /** The one heap-copy idiom of the transport: bytes that must outlive the caller's segment. */
@@ -112,11 +138,21 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
         }
     }
 
-    private void releaseExposure() {
+    final void releaseExposure() {
         CallExposure x = exposure;
         if (x != null) {
             x.release();
         }
+    }
+
+    /**
+     * The reply, inline in receive buffer {@code slot} of {@code conn} at {@code view}: a
+     * future gets it as a {@link ReceivedMessage}. Returns true if the buffer was taken
+     * (released later by whoever reads it), false if the caller had abandoned the call.
+     */
+    boolean deliverInline(Connection conn, int slot, MemorySegment view) {
+        ReceivedMessage m = new ReceivedMessage(view, conn, slot, -1);
+        return deliver(m);
     }
 
     /** Leaves its connection: the bytes must now survive until a later connection sends them. */
@@ -152,6 +188,10 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
         return deadline;
     }
 
+    long timeoutMillis() {
+        return timeoutMillis;
+    }
+
     /** The deadline passed: fails the call with {@link CallTimeoutException} (it is then abandoned). */
     void expire(String where) {
         completeExceptionally(new CallTimeoutException(where, xid, timeoutMillis));
@@ -174,7 +214,7 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
         return done;
     }
 
-    private void finish(boolean done, String outcome) {
+    final void finish(boolean done, String outcome) {
         ScheduledFuture<?> t = timer;
         if (t != null) {
             t.cancel(false);
@@ -216,9 +256,13 @@ final class OutgoingCall extends CompletableFuture<ReceivedMessage> {
     }
 
     private void abandoned(boolean done, String outcome) {
-        if (!done) {
-            return;
+        if (done) {
+            abandonedBy(outcome);
         }
+    }
+
+    /** The call was given up (its outcome is set): late RDMA fails, the requester keeps or drops it. */
+    final void abandonedBy(String outcome) {
         CallExposure x = exposure;
         if (x != null) {
             x.abandon(); // a late RDMA Read or Write of the responder now fails

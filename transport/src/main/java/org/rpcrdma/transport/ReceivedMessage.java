@@ -8,13 +8,18 @@ import java.lang.foreign.MemorySegment;
  * receive. Release exactly once (close() does it); further calls do nothing.
  */
 public final class ReceivedMessage implements AutoCloseable {
-    private final MemorySegment bytes;
+    private MemorySegment bytes;
     private final long placed;
     private final Runnable releaser;
     /** Set for a message in a receive buffer: released to it directly (no lambda per message). */
-    private final Connection owner;
-    private final int slot;
+    private Connection owner;
+    private int slot;
     private boolean released;
+    /**
+     * For the one message object an immediate handler's calls share ({@link #reuse}): the
+     * thread allowed to read it now, so a reference kept past its call cannot read another's.
+     */
+    private Thread confinedTo;
 
     ReceivedMessage(MemorySegment bytes, Runnable releaser) {
         this(bytes, releaser, -1);
@@ -41,6 +46,23 @@ public final class ReceivedMessage implements AutoCloseable {
         this.slot = slot;
     }
 
+    /** A message object to be {@link #reuse}d (for one connection's immediate handler). */
+    static ReceivedMessage reusable(Connection owner) {
+        ReceivedMessage m = new ReceivedMessage(MemorySegment.NULL, owner, -1);
+        m.released = true;
+        return m;
+    }
+
+    /** Makes this the message in receive buffer {@code slot} at {@code view}, readable by {@code reader} only. */
+    void reuse(MemorySegment view, int slot, Thread reader) {
+        synchronized (this) {
+            this.bytes = view;
+            this.slot = slot;
+            this.confinedTo = reader;
+            this.released = false;
+        }
+    }
+
     /**
      * For a reply to a call made with a receptacle: the bytes the responder placed in it
      * (from the returned Write list, checked against what was offered; RFC 8166 §4.3.2),
@@ -54,6 +76,11 @@ public final class ReceivedMessage implements AutoCloseable {
     public MemorySegment bytes() {
         if (released) {
             throw new IllegalStateException("message already released");
+        }
+        Thread t = confinedTo;
+        if (t != null && t != Thread.currentThread()) {
+            throw new IllegalStateException("the message of a call to an immediate handler is readable only by that"
+                    + " handler, on its thread, until it returns");
         }
         return bytes;
     }

@@ -24,6 +24,10 @@ import org.rpcrdma.transport.wire.XdrWriter;
  * Linux never sends them) are served like forward ones when it takes them
  * ({@link Connection#backwardChunks()}), else answered ERR_CHUNK.
  *
+ * <p>Over 400 lines because the call object it hands out ({@link Call}, reused for
+ * immediate handlers) answers through this class's counting and refusals: the exactness
+ * of the peer's credits is easier to check with both in one place.
+ *
  * <p>Every call counted here is answered exactly once (a reply, an RDMA_ERROR, or the
  * connection's loss), so the peer's credits never drift. Holds no lock of its own across
  * calls into the send queue; the handler runs with no transport lock held.
@@ -45,6 +49,9 @@ final class Responder {
     private final AtomicInteger outstanding = new AtomicInteger();
     private final AtomicInteger highWater = new AtomicInteger();
     private volatile CallHandler handler;
+    /** The call object of immediate handlers ({@link #handleImmediate}), and whether it is in use. */
+    private final Call immediate;
+    private volatile boolean immediateBusy;
 
     Responder(Connection conn, boolean client, int grantToPeer, int sendInline, SendQueue sends, RpcRdmaStats stats,
             ReplyWriter writer, ReadChunkPuller puller, int maxChunkBytes, int maxChunkSegments, boolean canRdma) {
@@ -59,6 +66,7 @@ final class Responder {
         this.sendInline = sendInline;
         this.sends = sends;
         this.stats = stats;
+        this.immediate = new Call(0, ReceivedMessage.reusable(conn), CallChunks.NONE);
     }
 
     void handler(CallHandler h) {
@@ -133,9 +141,42 @@ final class Responder {
             outstanding.decrementAndGet();
             return false;
         }
+        if (hd instanceof ImmediateHandler imm && !immediateBusy) {
+            handleImmediate(imm, xid, conn.messageView(slot, off, len), slot);
+            return true;
+        }
         handle(hd, new Call(xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot),
                 CallChunks.NONE));
         return true;
+    }
+
+    /**
+     * An inline call to an immediate handler ({@link CallHandler#immediate}): the one
+     * {@link Call} and message object of this responder, made this call's, no allocation.
+     * Confined to this thread until the handler returns, answered by then (SYSTEM_ERR for it
+     * if it did not: its contract was to answer first). Dispatch is one thread at a time, so
+     * one object serves; a call arriving while it is in use (a handler whose own call made
+     * the peer call us back) gets an ordinary one.
+     */
+    private void handleImmediate(ImmediateHandler imm, int xid, MemorySegment view, int slot) {
+        immediateBusy = true;
+        Call c = immediate;
+        Thread self = Thread.currentThread();
+        c.reuse(xid, view, slot, self);
+        try {
+            imm.handler().handle(c);
+        } catch (RuntimeException e) {
+            c.handlerFailed(e);
+        } finally {
+            if (!c.isAnswered()) {
+                stats.handlerFailures.increment();
+                LOG.log(Level.WARNING, "{0}: immediate handler returned without answering call 0x{1};"
+                        + " answered SYSTEM_ERR", conn, Integer.toHexString(xid));
+                c.answerIfUnanswered(systemError(xid));
+            }
+            c.confine(null);
+            immediateBusy = false;
+        }
     }
 
     /**
@@ -239,15 +280,37 @@ final class Responder {
 
     /** A call from the peer, answered exactly once. */
     final class Call implements IncomingCall {
-        private final int xid;
+        private int xid;
         private final ReceivedMessage msg;
         private final CallChunks chunks;
         private boolean answered;
+        /** Set while an immediate handler runs: the one thread that may use this object. */
+        private Thread confinedTo;
 
         Call(int xid, ReceivedMessage msg, CallChunks chunks) {
             this.xid = xid;
             this.msg = msg;
             this.chunks = chunks;
+        }
+
+        /** Makes the immediate handlers' object the call {@code xid} in receive buffer {@code slot}. */
+        private void reuse(int newXid, MemorySegment view, int slot, Thread self) {
+            synchronized (this) {
+                xid = newXid;
+                answered = false;
+                confinedTo = self;
+            }
+            msg.reuse(view, slot, self);
+        }
+
+        private void confine(Thread t) {
+            synchronized (this) {
+                confinedTo = t;
+            }
+        }
+
+        private synchronized boolean isAnswered() {
+            return answered;
         }
 
         @Override
@@ -290,6 +353,10 @@ final class Responder {
             synchronized (this) {
                 if (answered) {
                     throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
+                }
+                if (confinedTo != null && confinedTo != Thread.currentThread()) {
+                    throw new IllegalStateException("a call to an immediate handler is answered by that handler, on"
+                            + " its thread, before it returns");
                 }
                 answered = true;
             }

@@ -122,9 +122,7 @@ final class Unmarshal {
             malformedReply(c, "the reply uses chunks this call never offered");
             return false;
         }
-        ReceivedMessage m = new ReceivedMessage(conn.messageView(slot, h.messageOffset(), h.messageLength()), conn, slot,
-                -1);
-        if (!c.deliver(m)) {
+        if (!c.deliverInline(conn, slot, conn.messageView(slot, h.messageOffset(), h.messageLength()))) {
             stats.lateReplies.increment(); // abandoned: matched, counted, released at once
             return false;
         }

@@ -13,8 +13,10 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.ReceivedMessage;
+import org.rpcrdma.transport.ReplyCallback;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.wire.Xdr;
 
@@ -36,6 +38,21 @@ public class InMemoryCallBenchmark {
     public int size;
 
     private InMemoryPair pair;
+    /** The same, with the server's handler marked {@link CallHandler#immediate} (one reused call object). */
+    private InMemoryPair immediatePair;
+    /** The reply's length, as the callback saw it (the pair completes the call inside call()). */
+    private long seen;
+    private final ReplyCallback callback = new ReplyCallback() {
+        @Override
+        public void onReply(MemorySegment r) {
+            seen = r.byteSize();
+        }
+
+        @Override
+        public void onFailure(Throwable cause) {
+            throw new IllegalStateException(cause);
+        }
+    };
     private MemorySegment call;
     private MemorySegment reply;
     private int xid;
@@ -51,6 +68,7 @@ public class InMemoryCallBenchmark {
             c.reply(reply);
         };
         pair = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(8192), h);
+        immediatePair = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(8192), CallHandler.immediate(h));
         call = MemorySegment.ofArray(new byte[size]);
         Xdr.putInt(call, 8, 2); // CALL (0), RPC version 2
         Xdr.putInt(call, 12, 0x20000099);
@@ -59,6 +77,7 @@ public class InMemoryCallBenchmark {
     @TearDown(Level.Trial)
     public void tearDown() {
         pair.close();
+        immediatePair.close();
     }
 
     @Benchmark
@@ -69,5 +88,29 @@ public class InMemoryCallBenchmark {
         long n = m.bytes().byteSize();
         m.release();
         return n;
+    }
+
+    /**
+     * The zero-allocation shapes (issue 11 §1): a blocking call whose reply is read in place,
+     * answered by an immediate handler.
+     */
+    @Benchmark
+    public long callAndRead() throws Exception {
+        Xdr.putInt(call, 0, ++xid);
+        Connection c = immediatePair.client();
+        return size > 8000 ? c.callAndRead(call, (int) reply.byteSize(), MemorySegment::byteSize, 5, TimeUnit.SECONDS)
+                : c.callAndRead(call, MemorySegment::byteSize, 5, TimeUnit.SECONDS);
+    }
+
+    /** A callback call answered by an immediate handler (the pair completes it before call() returns). */
+    @Benchmark
+    public long callback() {
+        Xdr.putInt(call, 0, ++xid);
+        seen = -1;
+        immediatePair.client().call(call, size > 8000 ? (int) reply.byteSize() : 0, callback);
+        if (seen < 0) {
+            throw new IllegalStateException("the in-memory pair did not complete the call inside call()");
+        }
+        return seen;
     }
 }

@@ -1,0 +1,19 @@
+package org.rpcrdma.transport;
+
+import java.util.Objects;
+
+/**
+ * A handler that answers every call before it returns ({@link CallHandler#immediate}): the
+ * responder may then give it the same call object each time (no allocation per call). On
+ * the paths that do not reuse (chunked calls, a nested dispatch) it is an ordinary handler.
+ */
+record ImmediateHandler(CallHandler handler) implements CallHandler {
+    ImmediateHandler {
+        Objects.requireNonNull(handler, "handler");
+    }
+
+    @Override
+    public void handle(IncomingCall call) {
+        handler.handle(call);
+    }
+}
