@@ -76,6 +76,12 @@ final class CompletionDriver {
     private final AtomicInteger blockingCallers = new AtomicInteger();
     /** When the last blocking caller left (System.nanoTime); see {@link #LINGER_NANOS}. */
     private volatile long callerLeftAt = Long.MIN_VALUE / 2;
+    /**
+     * Whether a blocking caller left less than {@link #LINGER_NANOS} ago, as far as the
+     * poller knows: while not, it reads no clock per loop (a server's busy poller never has a
+     * caller, and under TCG System.nanoTime() costs ~1 µs, as much as a poll).
+     */
+    private volatile boolean lingering;
     /** Event mode: how long the poller keeps polling after a completion before it sleeps (0: never). */
     private volatile long spinNanos;
     /** When the poller last dispatched a completion (poller thread only). */
@@ -149,8 +155,15 @@ final class CompletionDriver {
         if (blockingCallers.get() > 0) {
             park = CALLER_PARK_NANOS;
         } else {
+            if (!lingering) {
+                return false;
+            }
             park = LINGER_NANOS - (System.nanoTime() - callerLeftAt);
-            if (park <= 0 || cq.outstandingCalls() > 0) {
+            if (park <= 0) {
+                lingering = false; // a caller leaving meanwhile sets it again; losing that race only skips a linger
+                return false;
+            }
+            if (cq.outstandingCalls() > 0) {
                 return false;
             }
         }
@@ -164,6 +177,7 @@ final class CompletionDriver {
 
     void blockingCallEnds() {
         callerLeftAt = System.nanoTime();
+        lingering = true;
         if (blockingCallers.decrementAndGet() == 0 && cq.outstandingCalls() > 0) {
             LockSupport.unpark(poller); // replies that async callers wait for: no lingering
         }
@@ -177,8 +191,9 @@ final class CompletionDriver {
             return leadOnCaller(done, deadlineNanos);
         }
         // The clock is read once every 64 spins: under TCG the guest's clocksource (hpet)
-        // makes System.nanoTime() cost ~1 µs, 23 % of a spinning caller's time.
-        for (int spins = 0; !done.getAsBoolean() && !cq.stopping(); spins++) {
+        // makes System.nanoTime() cost ~1 µs, 23 % of a spinning caller's time; not at the first
+        // spin either (a reply is never there yet: the caller just posted its Send).
+        for (int spins = 1; !done.getAsBoolean() && !cq.stopping(); spins++) {
             if ((spins & 63) == 0 && System.nanoTime() - deadlineNanos >= 0) {
                 break;
             }
