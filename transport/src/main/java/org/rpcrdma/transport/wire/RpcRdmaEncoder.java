@@ -29,13 +29,13 @@ public final class RpcRdmaEncoder {
      * @return bytes written, always {@link RpcRdma#INLINE_MSG_HEADER_BYTES} (28)
      */
     public static int encodeInlineMsg(MemorySegment seg, long offset, int xid, int credit) {
-        Xdr.putInt(seg, offset, xid);
-        Xdr.putInt(seg, offset + 4, RPCRDMA_VERSION);
-        Xdr.putInt(seg, offset + 8, credit);
-        Xdr.putInt(seg, offset + 12, RDMA_MSG);
-        Xdr.putInt(seg, offset + 16, 0);
-        Xdr.putInt(seg, offset + 20, 0);
-        Xdr.putInt(seg, offset + 24, 0);
+        // Pairs of XDR words as one big-endian 64-bit store (same bytes): 4 accesses, not 7.
+        // Under C1, the guest's JIT, each access is a chain of calls; the header codec took
+        // a third of an in-memory round trip's CPU (async-profiler, issue 11).
+        Xdr.putLong(seg, offset, (long) xid << 32 | RPCRDMA_VERSION);
+        Xdr.putLong(seg, offset + 8, (long) credit << 32 | RDMA_MSG);
+        Xdr.putLong(seg, offset + 16, 0L); // no Read list, no Write list
+        Xdr.putInt(seg, offset + 24, 0); // no Reply chunk
         return INLINE_MSG_HEADER_BYTES;
     }
 
