@@ -550,13 +550,13 @@ public final class Connection implements AutoCloseable {
         checkMaxReplyBytes(maxReplyBytes);
         Objects.requireNonNull(reader, "reader");
         int xid = callXid(rpcCall);
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        long timeoutNanos = unit.toNanos(timeout);
         ReusableCall c = slots.take(xid, rpcCall, null);
         c.maxReplyBytes(maxReplyBytes);
         link.blockingCallStarts();
         try {
             submit(c);
-            return c.await(link, reader, deadline, unit.toMillis(timeout), name, stats);
+            return c.await(link, reader, timeoutNanos, unit.toMillis(timeout), name, stats);
         } finally {
             link.blockingCallEnds();
         }
