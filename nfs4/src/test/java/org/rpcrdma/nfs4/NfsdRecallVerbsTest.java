@@ -86,6 +86,9 @@ class NfsdRecallVerbsTest {
                     | Nfs4.SEQ4_STATUS_CB_PATH_DOWN_SESSION | Nfs4.SEQ4_STATUS_BACKCHANNEL_FAULT),
                     "nfsd sees our back channel up");
             Connection conn = c.connection();
+            // nfsd accepts with responder resources 0 (it never lets a client read its memory):
+            // our RDMA Read depth follows, so we never offer chunked backward calls here.
+            assertEquals(0, conn.rdmaDepth(), "our RDMA Read depth against nfsd, which grants none");
             long backwardCallsBefore = conn.stats().callsReceived.sum();
             long backwardRepliesBefore = conn.stats().repliesSent.sum();
             assertEquals(0, c.callbacks().compounds.sum(), "nothing backward before the recall");

@@ -186,6 +186,15 @@ public final class Connection implements AutoCloseable {
         return params.receiveInline();
     }
 
+    /**
+     * RDMA Reads and Writes this side may have outstanding at once: the depth agreed at
+     * connect (0 for a client whose server serves none of its RDMA Reads, as Linux's nfsd;
+     * such a client takes no chunked backward calls).
+     */
+    public int rdmaDepth() {
+        return link.rdmaDepth();
+    }
+
     /** Whether the peer accepts Send With Invalidate (RFC 8797 §4.3). */
     public boolean remoteInvalidation() {
         return params.remoteInvalidation();

@@ -162,6 +162,11 @@ public final class RpcRdmaClient implements AutoCloseable {
             // us) and initiate none ourselves; Linux svcrdma rejects a client offering 0.
             id.connect(new ConnectionParameters(mine.toBytes(), Math.max(1, responderResources), depth, 7, 0));
             CmEvent est = expect(ec, CmEvent.Type.ESTABLISHED);
+            // What the server lets us read at once (its responder resources; ib_cm hands the
+            // REP's values from our point of view, so that is the event's initiator depth)
+            // bounds our RDMA Read depth: nfsd accepts with 0, and then we take no chunked
+            // backward calls (we could not pull their read chunks).
+            link.limitRdmaDepth(est.initiatorDepth());
             ConnectSettings s = ConnectSettings.negotiate(mine, ConnectPrivate.decode(est.privateData()));
             Connection c = new Connection("client->" + server,
                     new Connection.Params(true, s.clientToServer(), s.serverToClient(), o.credits(), o.backwardCredits(),
@@ -169,7 +174,7 @@ public final class RpcRdmaClient implements AutoCloseable {
                             o.maxChunkSegments()),
                     link, receives, o.sendContexts(true), link.sendMemory(), stats);
             c.clientInstance(instanceId);
-            c.backwardChunks(depth > 0);
+            c.backwardChunks(link.rdmaDepth() > 0);
             c.orphanSink(os -> adopt(c, os));
             link.start(c, "rpcrdma-client-cq");
             c.start();

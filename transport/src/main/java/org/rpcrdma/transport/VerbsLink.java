@@ -66,7 +66,8 @@ final class VerbsLink implements Link {
     private final Object rdmaLock = new Object();
     /** Chunk data and what is exposed to the peer; used under the gate like everything native. */
     private final ChunkMemory chunks;
-    private final int rdmaDepth;
+    /** Set at construction (it sizes the queues), lowered once to what the peer granted ({@link #limitRdmaDepth}). */
+    private volatile int rdmaDepth;
     private final RecvBatch recv;
     private final WorkCompletions wc = new WorkCompletions(POLL_BATCH);
     /** Copies of the last poll's wr_id, status and byte_len; owned by whoever holds the driver's poll role. */
@@ -269,6 +270,14 @@ final class VerbsLink implements Link {
     @Override
     public int rdmaDepth() {
         return rdmaDepth;
+    }
+
+    /**
+     * The peer granted {@code granted} RDMA Reads of ours at once (its responder resources,
+     * from the connection's establishment): the depth never exceeds it. Linux's nfsd grants 0.
+     */
+    void limitRdmaDepth(int granted) {
+        rdmaDepth = Math.min(rdmaDepth, Math.max(0, granted));
     }
 
     /** Chunk memory: a slice of the registered pool, or memory registered for this buffer alone. */
