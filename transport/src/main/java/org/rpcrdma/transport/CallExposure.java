@@ -15,7 +15,9 @@ import org.rpcrdma.transport.wire.RpcRdmaHeader;
  * this connection, and withdrawn before the caller's future completes, however the call
  * ends (RFC 8166 §4.4: the responder can no longer reach the memory once the requester sees
  * the result): by the link's LOCAL_INV, whose completion the reply waits for, or by the
- * peer's Send with Invalidate that brought it; the memory goes back only after that.
+ * peer's Send with Invalidate that brought it; the memory goes back only after that. A
+ * buffer that is the caller's registered memory ({@link ChunkBuffer#callerMemory()}) is
+ * exposed in place: nothing is copied into it or out of it.
  * Thread-safe: the reply arrives on the completion thread while the caller may cancel.
  */
 final class CallExposure {
@@ -135,7 +137,7 @@ final class CallExposure {
             buffers[REPLY] = null;
         }
         try {
-            if (placed > 0) {
+            if (placed > 0 && !buffers[RECEPTACLE].callerMemory()) { // in place: the bytes are there
                 MemorySegment.copy(buffers[RECEPTACLE].segment(), 0, receptacle, 0, placed);
             }
         } catch (RuntimeException e) { // the caller closed the receptacle's arena meanwhile

@@ -28,7 +28,9 @@ import org.rpcrdma.transport.core.Link;
  * Both sides set R when the options ask for remote invalidation: a Send with Invalidate
  * withdraws the peer's rkey, and the peer's own withdrawal of it then counts as remote.
  * The responder does them all (RFC 8166 §3.4): the server, and the client for backward
- * calls with chunks when the options let it take them (RFC 8167 §5.3).
+ * calls with chunks when the options let it take them (RFC 8167 §5.3). Memory from
+ * {@link #allocateRegistered} is exposed in place, as on verbs: each side "registers" a
+ * buffer once (counted, and forgotten when the buffer is closed or the pair closes).
  *
  * <pre>{@code
  * try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), handler)) {
@@ -38,6 +40,7 @@ import org.rpcrdma.transport.core.Link;
  */
 public final class InMemoryPair implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
+    private final RegisteredBuffers registered = new RegisteredBuffers();
     private final Connection client;
     private final Connection server;
     // The wire: deliveries in order, kept in primitive arrays so that a call and its reply
@@ -99,6 +102,16 @@ public final class InMemoryPair implements AutoCloseable {
 
     public Connection server() {
         return server;
+    }
+
+    /** Memory for zero-copy chunks of either side's calls (see {@link RpcRdmaClient#allocateRegistered}). */
+    public RegisteredBuffer allocateRegistered(long bytes) {
+        return registered.allocate(bytes);
+    }
+
+    /** The pair's registered-buffer allocator. */
+    public RegisteredBuffers registeredBuffers() {
+        return registered;
     }
 
     /**
@@ -203,7 +216,7 @@ public final class InMemoryPair implements AutoCloseable {
     }
 
     /** One side's "QP": its posted receives, in order. */
-    private final class End implements Link {
+    private final class End implements Link, RegisteredBuffer.Holder {
         Connection conn;
         final ArrayDeque<Integer> posted = new ArrayDeque<>();
         End peer;
@@ -259,8 +272,42 @@ public final class InMemoryPair implements AutoCloseable {
             transmit(RDMA_DONE, this, token, 0, false);
         }
 
+        /** Registered buffers this side "registered" (as a PD would hold them). */
+        final java.util.Set<RegisteredBuffer> registrations = ConcurrentHashMap.newKeySet();
+
+        @Override
+        public ChunkBuffer callerChunk(MemorySegment memory) {
+            RegisteredBuffer r = registered.find(memory);
+            if (r == null) {
+                return null;
+            }
+            r.use();
+            if (registrations.add(r)) {
+                r.registered(this);
+                conn.stats().registeredBufferRegistrations.increment();
+            }
+            return new ChunkBuffer(memory, 0, r, true, b -> r.unuse());
+        }
+
+        @Override
+        public void forget(RegisteredBuffer r) {
+            if (registrations.remove(r)) {
+                r.unregistered(this);
+            }
+        }
+
+        /** The pair is closing: every registration goes. */
+        void forgetAll() {
+            for (RegisteredBuffer r : registrations) {
+                forget(r);
+            }
+        }
+
         @Override
         public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
+            if (local.callerMemory()) {
+                conn.stats().zeroCopyExposures.increment();
+            }
             MemorySegment m = local.segment().asSlice(offset, length);
             while (true) {
                 int rkey = ThreadLocalRandom.current().nextInt();
@@ -343,6 +390,9 @@ public final class InMemoryPair implements AutoCloseable {
     public void close() {
         client.close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
         server.close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
+        ((End) clientEnd).forgetAll();
+        ((End) serverEnd).forgetAll();
+        registered.close();
         arena.close();
     }
 }
