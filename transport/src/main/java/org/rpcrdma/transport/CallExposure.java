@@ -33,6 +33,8 @@ final class CallExposure {
     private final ChunkBuffer[] buffers = new ChunkBuffer[3];
     private final int[] rkeys = new int[3];
     private final boolean[] exposed = new boolean[3];
+    /** The rkeys of the one withdrawal (written once, when {@code released} is set). */
+    private final int[] withdrawn = new int[3];
     private boolean released;
     /** R was negotiated: a responder may answer with Send with Invalidate of our one rkey. */
     private final boolean peerMayInvalidate;
@@ -104,7 +106,7 @@ final class CallExposure {
      * must fail, not hang. Either may run before this returns, or later on the completion thread.
      */
     void finish(long replyLength, long placed, Consumer<ReceivedMessage> then, Consumer<RuntimeException> failed) {
-        int[] keys = new int[rkeys.length];
+        int[] keys = withdrawn;
         int n;
         synchronized (this) {
             if (released) {
@@ -181,7 +183,7 @@ final class CallExposure {
 
     /** Withdraws every rkey, then frees the memory (once the peer can no longer reach it); idempotent. */
     void release() {
-        int[] keys = new int[rkeys.length];
+        int[] keys = withdrawn;
         int n;
         synchronized (this) {
             if (released) {

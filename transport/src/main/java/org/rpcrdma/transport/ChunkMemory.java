@@ -49,6 +49,8 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
     private final WindowPool windows;
     private final int ownAccess;
     private volatile RpcRdmaStats stats;
+    /** Gives a pool slice back (one instance: no capture, no boxed offset per buffer). */
+    private final ChunkBuffer.Releaser poolRelease = this::freeToPool;
 
     /**
      * @param poolMr  registered pool memory (LOCAL_WRITE, plus MW_BIND if {@code windows}), or null for none
@@ -76,8 +78,7 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
     ChunkBuffer allocate(long bytes) {
         long off = poolMr == null ? -1 : pool.allocate(bytes);
         if (off >= 0) {
-            return new ChunkBuffer(poolMr.segment().asSlice(off, bytes), poolMr.lkey(), off,
-                    b -> pool.free((Long) b.handle(), b.byteSize()));
+            return new ChunkBuffer(poolMr.segment().asSlice(off, bytes), poolMr.lkey(), null, poolRelease);
         }
         Arena arena = Arena.ofShared();
         MemoryRegion mr;
@@ -89,6 +90,10 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
         }
         own.put(mr, arena);
         return new ChunkBuffer(mr.segment().asSlice(0, bytes), mr.lkey(), mr, b -> guard.run(() -> closeOwn(mr)));
+    }
+
+    private void freeToPool(ChunkBuffer b) {
+        pool.free(b.segment().address() - poolMr.address(), b.byteSize());
     }
 
     private void closeOwn(MemoryRegion mr) {

@@ -6,6 +6,7 @@ import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.core.ChunkPool;
 import org.rpcrdma.transport.core.Link;
 
 /**
@@ -40,6 +41,7 @@ import org.rpcrdma.transport.core.Link;
  */
 public final class InMemoryPair implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
+    private final long chunkMemoryBytes;
     private final RegisteredBuffers registered = new RegisteredBuffers();
     private final Connection client;
     private final Connection server;
@@ -63,6 +65,7 @@ public final class InMemoryPair implements AutoCloseable {
     private boolean draining;
 
     private InMemoryPair(RpcRdmaOptions o, CallHandler handler) {
+        chunkMemoryBytes = o.chunkMemoryBytes();
         End c = new End(o.clientTakesBackwardChunks() ? o.rdmaDepth() : 0);
         End s = new End(o.rdmaDepth());
         c.peer = s;
@@ -237,9 +240,26 @@ public final class InMemoryPair implements AutoCloseable {
             return depth;
         }
 
+        /** Chunk memory, as a link registers it once: allocated on first need, from the pair's arena. */
+        private MemorySegment chunkMemory;
+        private ChunkPool chunkPool;
+        private final ChunkBuffer.Releaser poolRelease = b -> chunkPool.free(b.segment().address()
+                - chunkMemory.address(), b.byteSize());
+
         @Override
         public ChunkBuffer allocateChunk(long bytes) {
-            Arena a = Arena.ofShared();
+            long off;
+            synchronized (this) {
+                if (chunkPool == null) {
+                    chunkMemory = arena.allocate(chunkMemoryBytes, 64);
+                    chunkPool = new ChunkPool(chunkMemoryBytes);
+                }
+                off = chunkPool.allocate(bytes);
+            }
+            if (off >= 0) {
+                return new ChunkBuffer(chunkMemory.asSlice(off, bytes), 0, null, poolRelease);
+            }
+            Arena a = Arena.ofShared(); // the pool is full: memory of its own, as a link registers it
             return new ChunkBuffer(a.allocate(Math.max(bytes, 1), 64).asSlice(0, bytes), 0, a, b -> a.close());
         }
 
