@@ -32,7 +32,8 @@ final class CallExposure {
     private final MemorySegment receptacle;
     private final ChunkBuffer[] buffers = new ChunkBuffer[3];
     private final int[] rkeys = new int[3];
-    private final boolean[] exposed = new boolean[3];
+    /** Bit {@code 1 << role}: that role's rkey is exposed (a mask, not an array: nothing more per call). */
+    private int exposed;
     /** The rkeys of the one withdrawal (written once, when {@code released} is set). */
     private final int[] withdrawn = new int[3];
     private boolean released;
@@ -59,7 +60,7 @@ final class CallExposure {
 
     synchronized void exposed(int role, int rkey) {
         rkeys[role] = rkey;
-        exposed[role] = true;
+        exposed |= 1 << role;
     }
 
     synchronized int rkey(int role) {
@@ -169,11 +170,7 @@ final class CallExposure {
     void abandon() {
         boolean disconnect;
         synchronized (this) {
-            int n = 0;
-            for (boolean e : exposed) {
-                n += e ? 1 : 0;
-            }
-            disconnect = peerMayInvalidate && n == 1 && !released;
+            disconnect = peerMayInvalidate && Integer.bitCount(exposed) == 1 && !released;
         }
         if (disconnect) {
             link.disconnect(); // ORDER: the QP is in error before our LOCAL_INV is posted
@@ -199,11 +196,11 @@ final class CallExposure {
     private int exposedKeys(int[] keys) {
         int n = 0;
         for (int i = 0; i < rkeys.length; i++) {
-            if (exposed[i]) {
-                exposed[i] = false;
+            if ((exposed & 1 << i) != 0) {
                 keys[n++] = rkeys[i];
             }
         }
+        exposed = 0;
         return n;
     }
 

@@ -286,9 +286,11 @@ public final class InMemoryPair implements AutoCloseable {
                 disconnect();
                 return;
             }
-            MemorySegment remote = x.memory().asSlice(remoteOffset - base, length);
-            MemorySegment mine = local.segment().asSlice(localOffset, length);
-            MemorySegment.copy(write ? mine : remote, 0, write ? remote : mine, 0, length);
+            if (write) {
+                MemorySegment.copy(local.segment(), localOffset, x.memory(), remoteOffset - base, length);
+            } else {
+                MemorySegment.copy(x.memory(), remoteOffset - base, local.segment(), localOffset, length);
+            }
             transmit(RDMA_DONE, this, token, 0, false);
         }
 

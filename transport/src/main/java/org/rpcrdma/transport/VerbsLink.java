@@ -371,7 +371,9 @@ final class VerbsLink implements Link {
         if (stopping) {
             throw refused(write ? "RDMA Write" : "RDMA Read");
         }
-        long addr = local.segment().asSlice(localOffset, length).address();
+        MemorySegment mem = local.segment();
+        java.util.Objects.checkFromIndexSize(localOffset, length, mem.byteSize()); // as asSlice would, without one
+        long addr = mem.address() + localOffset;
         long stamp = gate.readLock();
         try {
             if (freed) {
