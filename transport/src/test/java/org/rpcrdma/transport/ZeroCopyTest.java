@@ -80,6 +80,13 @@ class ZeroCopyTest {
             assertEquals(0x55, receptacle.get(ValueLayout.JAVA_BYTE, data.length), "no pad written");
             assertEquals(1, p.client().stats().zeroCopyExposures.sum());
             assertEquals(0, p.exposedCount());
+            // a late RDMA Write with the completed call's rkey must not reach the caller's memory
+            ChunkBuffer junk = p.serverLink().allocateChunk(64);
+            junk.segment().fill((byte) 0x77);
+            p.serverLink().postWrite(0, junk, 0, 64, offered.writeList().handle(0, 0), receptacle.address());
+            junk.release();
+            assertFalse(p.client().isOpen(), "a remote access error");
+            assertArrayEquals(data, receptacle.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE), "untouched");
         }
     }
 

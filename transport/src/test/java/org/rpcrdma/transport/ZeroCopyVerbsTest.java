@@ -136,12 +136,26 @@ class ZeroCopyVerbsTest {
 
         receptacle.fill((byte) 0);
         Xdr.putInt(call, 0, 0x202);
-        ReceivedMessage m = after.call(call, new DdpArgument(44, data.length), receptacle, 0).get(60, TimeUnit.SECONDS);
+        CompletableFuture<ReceivedMessage> f = after.call(call, new DdpArgument(44, data.length), receptacle, 0);
+        RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+        ReceivedMessage m = f.get(60, TimeUnit.SECONDS);
         assertEquals(data.length, m.placedBytes());
         m.release();
         assertArrayEquals(data, receptacle.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
         assertEquals(2, after.stats().zeroCopyExposures.sum(), "in place on the new connection too");
         assertEquals(1, after.stats().registeredBufferRegistrations.sum(), "registered in its PD at first use");
+
+        // the completed call's write-chunk rkey is dead: a late RDMA Write fails and leaves the caller's bytes alone
+        Connection sc = serverConn.get();
+        ChunkBuffer junk = sc.link().allocateChunk(64);
+        try {
+            junk.segment().fill((byte) 0x77);
+            sc.link().postWrite(0, junk, 0, 64, offered.writeList().handle(0, 0), receptacle.address());
+            assertTrue(waitFor(() -> !sc.isOpen()), "a late RDMA Write with the completed call's rkey failed");
+        } finally {
+            junk.release();
+        }
+        assertArrayEquals(data, receptacle.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE), "untouched");
         b.close();
         assertTrue(waitFor(() -> client.registeredBuffers().freed() == 1));
         assertFalse(call.scope().isAlive());
