@@ -160,7 +160,9 @@ final class ChunkMarshal {
      */
     private static void expose(Link link, CallExposure x, int role, MemorySegment caller, long from, long length,
             boolean copyIn, boolean writable) {
-        ChunkBuffer b = caller == null || length == 0 ? null : link.callerChunk(caller.asSlice(from, length));
+        // heap memory can't be registered: no slice made for the lookup
+        ChunkBuffer b = caller == null || length == 0 || !caller.isNative() ? null
+                : link.callerChunk(caller.asSlice(from, length));
         if (b == null) {
             b = link.allocateChunk(length);
             x.buffer(role, b);
