@@ -40,8 +40,11 @@ final class CallChunks {
         if (wl.isEmpty() && !h.hasReplyChunk()) {
             return inv == 0 ? NONE : new CallChunks(NO_WRITES, null, inv);
         }
-        WriteList w = new WriteList(wl.chunkCount(), wl.segments().count());
-        w.copyFrom(wl);
+        WriteList w = NO_WRITES; // never written to: a call with a Reply chunk alone copies no Write list
+        if (!wl.isEmpty()) {
+            w = new WriteList(wl.chunkCount(), wl.segments().count());
+            w.copyFrom(wl);
+        }
         SegmentList r = null;
         if (h.hasReplyChunk()) {
             r = new SegmentList(h.replyChunk().count());

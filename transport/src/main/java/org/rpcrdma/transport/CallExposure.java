@@ -15,7 +15,9 @@ import org.rpcrdma.transport.wire.RpcRdmaHeader;
  * this connection, and withdrawn before the caller's future completes, however the call
  * ends (RFC 8166 §4.4: the responder can no longer reach the memory once the requester sees
  * the result): by the link's LOCAL_INV, whose completion the reply waits for, or by the
- * peer's Send with Invalidate that brought it; the memory goes back only after that.
+ * peer's Send with Invalidate that brought it; the memory goes back only after that. A
+ * buffer that is the caller's registered memory ({@link ChunkBuffer#callerMemory()}) is
+ * exposed in place: nothing is copied into it or out of it.
  * Thread-safe: the reply arrives on the completion thread while the caller may cancel.
  */
 final class CallExposure {
@@ -30,7 +32,10 @@ final class CallExposure {
     private final MemorySegment receptacle;
     private final ChunkBuffer[] buffers = new ChunkBuffer[3];
     private final int[] rkeys = new int[3];
-    private final boolean[] exposed = new boolean[3];
+    /** Bit {@code 1 << role}: that role's rkey is exposed (a mask, not an array: nothing more per call). */
+    private int exposed;
+    /** The rkeys of the one withdrawal (written once, when {@code released} is set). */
+    private final int[] withdrawn = new int[3];
     private boolean released;
     /** R was negotiated: a responder may answer with Send with Invalidate of our one rkey. */
     private final boolean peerMayInvalidate;
@@ -55,7 +60,7 @@ final class CallExposure {
 
     synchronized void exposed(int role, int rkey) {
         rkeys[role] = rkey;
-        exposed[role] = true;
+        exposed |= 1 << role;
     }
 
     synchronized int rkey(int role) {
@@ -102,7 +107,7 @@ final class CallExposure {
      * must fail, not hang. Either may run before this returns, or later on the completion thread.
      */
     void finish(long replyLength, long placed, Consumer<ReceivedMessage> then, Consumer<RuntimeException> failed) {
-        int[] keys = new int[rkeys.length];
+        int[] keys = withdrawn;
         int n;
         synchronized (this) {
             if (released) {
@@ -135,7 +140,7 @@ final class CallExposure {
             buffers[REPLY] = null;
         }
         try {
-            if (placed > 0) {
+            if (placed > 0 && !buffers[RECEPTACLE].callerMemory()) { // in place: the bytes are there
                 MemorySegment.copy(buffers[RECEPTACLE].segment(), 0, receptacle, 0, placed);
             }
         } catch (RuntimeException e) { // the caller closed the receptacle's arena meanwhile
@@ -165,11 +170,7 @@ final class CallExposure {
     void abandon() {
         boolean disconnect;
         synchronized (this) {
-            int n = 0;
-            for (boolean e : exposed) {
-                n += e ? 1 : 0;
-            }
-            disconnect = peerMayInvalidate && n == 1 && !released;
+            disconnect = peerMayInvalidate && Integer.bitCount(exposed) == 1 && !released;
         }
         if (disconnect) {
             link.disconnect(); // ORDER: the QP is in error before our LOCAL_INV is posted
@@ -179,7 +180,7 @@ final class CallExposure {
 
     /** Withdraws every rkey, then frees the memory (once the peer can no longer reach it); idempotent. */
     void release() {
-        int[] keys = new int[rkeys.length];
+        int[] keys = withdrawn;
         int n;
         synchronized (this) {
             if (released) {
@@ -195,11 +196,11 @@ final class CallExposure {
     private int exposedKeys(int[] keys) {
         int n = 0;
         for (int i = 0; i < rkeys.length; i++) {
-            if (exposed[i]) {
-                exposed[i] = false;
+            if ((exposed & 1 << i) != 0) {
                 keys[n++] = rkeys[i];
             }
         }
+        exposed = 0;
         return n;
     }
 

@@ -22,7 +22,10 @@ import org.rpcrdma.transport.wire.Xdr;
  *     bytes or other segments than offered fails the call, and nothing is read beyond what
  *     was written (the bug libevpl shipped).</li>
  * </ul>
- * Each chunk is one segment under an rkey made for this call ({@link Link#expose}).
+ * Each chunk is one segment under an rkey made for this call ({@link Link#expose}). Memory
+ * from the endpoint's {@link RegisteredBuffers} is exposed in place (zero copy); any other
+ * caller memory is copied through chunk memory (why no registration cache: see
+ * {@link RegisteredBuffers}).
  */
 final class ChunkMarshal {
     private ChunkMarshal() {}
@@ -51,6 +54,7 @@ final class ChunkMarshal {
                 : !link.exposesMemory() ? "this connection has no chunk memory"
                 : size > params.maxChunkBytes() ? "over the " + params.maxChunkBytes() + "-byte chunk limit (maxChunkBytes)"
                 : null;
+        RuntimeException cause = null;
         if (why == null) {
             try {
                 c.exposure(prepare(link, c, params.sendInline(), params.receiveInline(), params.ownCallCredits(),
@@ -58,11 +62,13 @@ final class ChunkMarshal {
                 return true;
             } catch (RuntimeException e) {
                 why = e.getMessage();
+                cause = e;
             }
         }
         c.fail(new ChunksUnavailableException(name + ": call of " + c.message().byteSize() + " bytes (reply up to "
                 + c.maxReplyBytes() + ") needs chunks beyond the " + Marshal.inlineLimit(params.sendInline()) + "/"
-                + Marshal.inlineLimit(params.receiveInline()) + " bytes that fit the inline thresholds, and " + why));
+                + Marshal.inlineLimit(params.receiveInline()) + " bytes that fit the inline thresholds, and " + why,
+                cause));
         return false;
     }
 
@@ -105,21 +111,21 @@ final class ChunkMarshal {
             x = new CallExposure(link, h, inline, receptacle, remoteInvalidation);
             if (inline == null) {
                 h.proc(RpcRdma.RDMA_NOMSG);
-                expose(link, x, CallExposure.CALL, msg, 0, length, false);
+                expose(link, x, CallExposure.CALL, msg, 0, length, true, false);
                 h.readList().add(0, x.rkey(CallExposure.CALL), length, x.address(CallExposure.CALL));
             } else if (pulled) {
-                expose(link, x, CallExposure.CALL, msg, ddp.offset(), ddp.length(), false);
+                expose(link, x, CallExposure.CALL, msg, ddp.offset(), ddp.length(), true, false);
                 h.readList().add((int) ddp.offset(), x.rkey(CallExposure.CALL), ddp.length(),
                         x.address(CallExposure.CALL));
             }
             if (receptacle != null) {
-                expose(link, x, CallExposure.RECEPTACLE, null, 0, receptacle.byteSize(), true);
+                expose(link, x, CallExposure.RECEPTACLE, receptacle, 0, receptacle.byteSize(), false, true);
                 h.writeList().beginChunk();
                 h.writeList().addSegment(x.rkey(CallExposure.RECEPTACLE), receptacle.byteSize(),
                         x.address(CallExposure.RECEPTACLE));
             }
             if (replyCapacity > 0) {
-                expose(link, x, CallExposure.REPLY, null, 0, replyCapacity, true);
+                expose(link, x, CallExposure.REPLY, null, 0, replyCapacity, false, true);
                 h.hasReplyChunk(true).replyChunk().add(x.rkey(CallExposure.REPLY), replyCapacity,
                         x.address(CallExposure.REPLY));
             }
@@ -147,13 +153,24 @@ final class ChunkMarshal {
         return r;
     }
 
-    /** Allocates chunk memory for {@code role} (filled from {@code src[from, +length)} if given) and exposes it. */
-    private static void expose(Link link, CallExposure x, int role, MemorySegment src, long from, long length,
-            boolean writable) {
-        ChunkBuffer b = link.allocateChunk(length);
-        x.buffer(role, b);
-        if (src != null) {
-            MemorySegment.copy(src, from, b.segment(), 0, length);
+    /**
+     * Exposes {@code caller[from, +length)} for {@code role}: in place if it lies in a
+     * registered buffer; else chunk memory (filled from it if {@code copyIn}; a receptacle
+     * is copied out after the reply). {@code caller} null: chunk memory only (a Reply chunk).
+     */
+    private static void expose(Link link, CallExposure x, int role, MemorySegment caller, long from, long length,
+            boolean copyIn, boolean writable) {
+        // heap memory can't be registered: no slice made for the lookup
+        ChunkBuffer b = caller == null || length == 0 || !caller.isNative() ? null
+                : link.callerChunk(caller.asSlice(from, length));
+        if (b == null) {
+            b = link.allocateChunk(length);
+            x.buffer(role, b);
+            if (copyIn) {
+                MemorySegment.copy(caller, from, b.segment(), 0, length);
+            }
+        } else {
+            x.buffer(role, b);
         }
         x.exposed(role, link.expose(b, 0, length, writable));
     }

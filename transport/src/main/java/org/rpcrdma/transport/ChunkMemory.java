@@ -1,6 +1,7 @@
 package org.rpcrdma.transport;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentHashMap;
 import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.ChunkPool;
@@ -21,10 +22,14 @@ import org.rpcrdma.transport.verbs.ProtectionDomain;
  * (synchronous). Whatever is still registered when the link goes is closed by
  * {@link #closeAll}, after the QP, windows before the memory they were bound to.
  *
+ * <p>The caller's {@link RegisteredBuffer}s are registered here once each, in this link's
+ * PD ({@link #callerChunk}), and exposed in place; the registration stays until the buffer
+ * is closed ({@link #forget}) or the link goes ({@link #closeAll}).
+ *
  * <p>Not guarded itself: {@link VerbsLink} calls it under the read side of its gate (and
  * {@link #closeAll} under the write side), so nothing here runs on freed verbs objects.
  */
-final class ChunkMemory {
+final class ChunkMemory implements RegisteredBuffer.Holder {
     /** Runs a release under the link's gate, or leaves it to {@link #closeAll} if the link is going. */
     interface Guard {
         void run(Runnable r);
@@ -36,17 +41,25 @@ final class ChunkMemory {
     private final Guard guard;
     private final ConcurrentHashMap<MemoryRegion, Arena> own = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Integer, MemoryRegion> exposed = new ConcurrentHashMap<>();
+    /** The endpoint's registered-buffer allocator, or null. */
+    private final RegisteredBuffers callerBuffers;
+    /** Its buffers registered in our PD (once each). */
+    private final ConcurrentHashMap<RegisteredBuffer, MemoryRegion> callerRegistrations = new ConcurrentHashMap<>();
     /** Windows for exposures, or null: a registration per RPC. */
     private final WindowPool windows;
     private final int ownAccess;
     private volatile RpcRdmaStats stats;
+    /** Gives a pool slice back (one instance: no capture, no boxed offset per buffer). */
+    private final ChunkBuffer.Releaser poolRelease = this::freeToPool;
 
     /**
      * @param poolMr  registered pool memory (LOCAL_WRITE, plus MW_BIND if {@code windows}), or null for none
      * @param windows the link's memory windows, or null to register per RPC
      */
-    ChunkMemory(ProtectionDomain pd, MemoryRegion poolMr, WindowPool windows, Guard guard) {
+    ChunkMemory(ProtectionDomain pd, MemoryRegion poolMr, WindowPool windows, RegisteredBuffers callerBuffers,
+            Guard guard) {
         this.pd = pd;
+        this.callerBuffers = callerBuffers;
         this.poolMr = poolMr;
         this.pool = new ChunkPool(poolMr == null ? 0 : poolMr.length());
         this.windows = windows;
@@ -65,8 +78,7 @@ final class ChunkMemory {
     ChunkBuffer allocate(long bytes) {
         long off = poolMr == null ? -1 : pool.allocate(bytes);
         if (off >= 0) {
-            return new ChunkBuffer(poolMr.segment().asSlice(off, bytes), poolMr.lkey(), off,
-                    b -> pool.free((Long) b.handle(), b.byteSize()));
+            return new ChunkBuffer(poolMr.segment().asSlice(off, bytes), poolMr.lkey(), null, poolRelease);
         }
         Arena arena = Arena.ofShared();
         MemoryRegion mr;
@@ -80,12 +92,60 @@ final class ChunkMemory {
         return new ChunkBuffer(mr.segment().asSlice(0, bytes), mr.lkey(), mr, b -> guard.run(() -> closeOwn(mr)));
     }
 
+    private void freeToPool(ChunkBuffer b) {
+        pool.free(b.segment().address() - poolMr.address(), b.byteSize());
+    }
+
     private void closeOwn(MemoryRegion mr) {
         Arena arena = own.remove(mr);
         if (arena != null) {
             mr.close();
             arena.close();
         }
+    }
+
+    /** The endpoint's registered buffer {@code m} lies in, or null. */
+    RegisteredBuffer callerBuffer(MemorySegment m) {
+        return callerBuffers == null ? null : callerBuffers.find(m);
+    }
+
+    /** {@code m}, inside {@code r} (the caller holds a use of it), as a chunk buffer in place. */
+    ChunkBuffer callerChunk(RegisteredBuffer r, MemorySegment m) {
+        MemoryRegion mr = register(r);
+        return new ChunkBuffer(m, mr.lkey(), mr, true, b -> r.unuse());
+    }
+
+    /** {@code r}'s registration in our PD, made now if it has none (the caller holds a use of r). */
+    MemoryRegion register(RegisteredBuffer r) {
+        MemoryRegion mr = callerRegistrations.get(r);
+        if (mr != null) {
+            return mr;
+        }
+        synchronized (callerRegistrations) {
+            mr = callerRegistrations.get(r);
+            if (mr == null) {
+                mr = pd.register(r.segment(), ownAccess); // LOCAL_WRITE (+ MW_BIND): no remote right of its own
+                callerRegistrations.put(r, mr);
+                r.registered(this);
+                RpcRdmaStats s = stats;
+                if (s != null) {
+                    s.registeredBufferRegistrations.increment();
+                }
+            }
+            return mr;
+        }
+    }
+
+    /** The caller closed {@code r} and no call exposes it: deregister it, unless the link is going. */
+    @Override
+    public void forget(RegisteredBuffer r) {
+        guard.run(() -> {
+            MemoryRegion mr = callerRegistrations.remove(r);
+            if (mr != null) {
+                closeQuietly(mr);
+                r.unregistered(this);
+            }
+        });
     }
 
     /**
@@ -95,6 +155,9 @@ final class ChunkMemory {
     int expose(ChunkBuffer local, long offset, long length, boolean writable) {
         int remote = writable ? Access.REMOTE_WRITE : Access.REMOTE_READ;
         RpcRdmaStats s = stats;
+        if (s != null && local.callerMemory()) {
+            s.zeroCopyExposures.increment();
+        }
         if (windows != null && length > 0) {
             MemoryRegion under = local.handle() instanceof MemoryRegion own ? own : poolMr;
             int rkey = windows.bind(under, local.segment().address() + offset, length, remote);
@@ -152,6 +215,11 @@ final class ChunkMemory {
             closeQuietly(e.getValue());
         }
         own.clear();
+        for (var e : callerRegistrations.entrySet()) {
+            closeQuietly(e.getValue());
+            e.getKey().unregistered(this); // the memory is freed once closed and no link holds it
+        }
+        callerRegistrations.clear();
         closeQuietly(poolMr);
         return left;
     }

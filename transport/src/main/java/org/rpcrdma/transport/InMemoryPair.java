@@ -6,6 +6,7 @@ import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.core.ChunkPool;
 import org.rpcrdma.transport.core.Link;
 
 /**
@@ -28,7 +29,9 @@ import org.rpcrdma.transport.core.Link;
  * Both sides set R when the options ask for remote invalidation: a Send with Invalidate
  * withdraws the peer's rkey, and the peer's own withdrawal of it then counts as remote.
  * The responder does them all (RFC 8166 §3.4): the server, and the client for backward
- * calls with chunks when the options let it take them (RFC 8167 §5.3).
+ * calls with chunks when the options let it take them (RFC 8167 §5.3). Memory from
+ * {@link #allocateRegistered} is exposed in place, as on verbs: each side "registers" a
+ * buffer once (counted, and forgotten when the buffer is closed or the pair closes).
  *
  * <pre>{@code
  * try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), handler)) {
@@ -38,6 +41,8 @@ import org.rpcrdma.transport.core.Link;
  */
 public final class InMemoryPair implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
+    private final long chunkMemoryBytes;
+    private final RegisteredBuffers registered = new RegisteredBuffers();
     private final Connection client;
     private final Connection server;
     // The wire: deliveries in order, kept in primitive arrays so that a call and its reply
@@ -60,6 +65,7 @@ public final class InMemoryPair implements AutoCloseable {
     private boolean draining;
 
     private InMemoryPair(RpcRdmaOptions o, CallHandler handler) {
+        chunkMemoryBytes = o.chunkMemoryBytes();
         End c = new End(o.clientTakesBackwardChunks() ? o.rdmaDepth() : 0);
         End s = new End(o.rdmaDepth());
         c.peer = s;
@@ -99,6 +105,16 @@ public final class InMemoryPair implements AutoCloseable {
 
     public Connection server() {
         return server;
+    }
+
+    /** Memory for zero-copy chunks of either side's calls (see {@link RpcRdmaClient#allocateRegistered}). */
+    public RegisteredBuffer allocateRegistered(long bytes) {
+        return registered.allocate(bytes);
+    }
+
+    /** The pair's registered-buffer allocator. */
+    public RegisteredBuffers registeredBuffers() {
+        return registered;
     }
 
     /**
@@ -203,7 +219,7 @@ public final class InMemoryPair implements AutoCloseable {
     }
 
     /** One side's "QP": its posted receives, in order. */
-    private final class End implements Link {
+    private final class End implements Link, RegisteredBuffer.Holder {
         Connection conn;
         final ArrayDeque<Integer> posted = new ArrayDeque<>();
         End peer;
@@ -224,9 +240,26 @@ public final class InMemoryPair implements AutoCloseable {
             return depth;
         }
 
+        /** Chunk memory, as a link registers it once: allocated on first need, from the pair's arena. */
+        private MemorySegment chunkMemory;
+        private ChunkPool chunkPool;
+        private final ChunkBuffer.Releaser poolRelease = b -> chunkPool.free(b.segment().address()
+                - chunkMemory.address(), b.byteSize());
+
         @Override
         public ChunkBuffer allocateChunk(long bytes) {
-            Arena a = Arena.ofShared();
+            long off;
+            synchronized (this) {
+                if (chunkPool == null) {
+                    chunkMemory = arena.allocate(chunkMemoryBytes, 64);
+                    chunkPool = new ChunkPool(chunkMemoryBytes);
+                }
+                off = chunkPool.allocate(bytes);
+            }
+            if (off >= 0) {
+                return new ChunkBuffer(chunkMemory.asSlice(off, bytes), 0, null, poolRelease);
+            }
+            Arena a = Arena.ofShared(); // the pool is full: memory of its own, as a link registers it
             return new ChunkBuffer(a.allocate(Math.max(bytes, 1), 64).asSlice(0, bytes), 0, a, b -> a.close());
         }
 
@@ -253,14 +286,50 @@ public final class InMemoryPair implements AutoCloseable {
                 disconnect();
                 return;
             }
-            MemorySegment remote = x.memory().asSlice(remoteOffset - base, length);
-            MemorySegment mine = local.segment().asSlice(localOffset, length);
-            MemorySegment.copy(write ? mine : remote, 0, write ? remote : mine, 0, length);
+            if (write) {
+                MemorySegment.copy(local.segment(), localOffset, x.memory(), remoteOffset - base, length);
+            } else {
+                MemorySegment.copy(x.memory(), remoteOffset - base, local.segment(), localOffset, length);
+            }
             transmit(RDMA_DONE, this, token, 0, false);
+        }
+
+        /** Registered buffers this side "registered" (as a PD would hold them). */
+        final java.util.Set<RegisteredBuffer> registrations = ConcurrentHashMap.newKeySet();
+
+        @Override
+        public ChunkBuffer callerChunk(MemorySegment memory) {
+            RegisteredBuffer r = registered.find(memory);
+            if (r == null) {
+                return null;
+            }
+            r.use();
+            if (registrations.add(r)) {
+                r.registered(this);
+                conn.stats().registeredBufferRegistrations.increment();
+            }
+            return new ChunkBuffer(memory, 0, r, true, b -> r.unuse());
+        }
+
+        @Override
+        public void forget(RegisteredBuffer r) {
+            if (registrations.remove(r)) {
+                r.unregistered(this);
+            }
+        }
+
+        /** The pair is closing: every registration goes. */
+        void forgetAll() {
+            for (RegisteredBuffer r : registrations) {
+                forget(r);
+            }
         }
 
         @Override
         public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
+            if (local.callerMemory()) {
+                conn.stats().zeroCopyExposures.increment();
+            }
             MemorySegment m = local.segment().asSlice(offset, length);
             while (true) {
                 int rkey = ThreadLocalRandom.current().nextInt();
@@ -343,6 +412,9 @@ public final class InMemoryPair implements AutoCloseable {
     public void close() {
         client.close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
         server.close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
+        ((End) clientEnd).forgetAll();
+        ((End) serverEnd).forgetAll();
+        registered.close();
         arena.close();
     }
 }

@@ -19,14 +19,14 @@ import org.rpcrdma.transport.core.Link;
  * {@code abandoned} does (buffers go back).
  */
 final class RdmaQueue {
-    /** One job: operations on one chunk buffer. */
+    /** One job: operations on one chunk buffer. Reused: see {@link #job}. */
     static final class Job {
-        final ChunkBuffer local;
-        final boolean write;
-        private final long[] localOffsets;
-        private final int[] lengths;
-        private final int[] rkeys;
-        private final long[] remoteOffsets;
+        ChunkBuffer local;
+        boolean write;
+        private long[] localOffsets;
+        private int[] lengths;
+        private int[] rkeys;
+        private long[] remoteOffsets;
         private int count;
         private int nextToPost;
         private int completed;
@@ -37,12 +37,29 @@ final class RdmaQueue {
         private final java.util.concurrent.atomic.AtomicInteger gates = new java.util.concurrent.atomic.AtomicInteger(2);
 
         Job(ChunkBuffer local, boolean write, int capacity) {
-            this.local = local;
-            this.write = write;
             this.localOffsets = new long[capacity];
             this.lengths = new int[capacity];
             this.rkeys = new int[capacity];
             this.remoteOffsets = new long[capacity];
+            reset(local, write, capacity);
+        }
+
+        private void reset(ChunkBuffer local, boolean write, int capacity) {
+            if (capacity > lengths.length) {
+                localOffsets = new long[capacity];
+                lengths = new int[capacity];
+                rkeys = new int[capacity];
+                remoteOffsets = new long[capacity];
+            }
+            this.local = local;
+            this.write = write;
+            count = 0;
+            nextToPost = 0;
+            completed = 0;
+            posted = null;
+            done = null;
+            abandoned = null;
+            gates.set(2);
         }
 
         /** Adds one operation: {@code local[localOffset, +length)} to or from the peer's (rkey, remoteOffset). */
@@ -79,6 +96,11 @@ final class RdmaQueue {
     private final int[] freeTokens;
     private int freeCount;
     private final ArrayDeque<Job> waiting = new ArrayDeque<>();
+    /** Jobs whose operations are all posted, waiting for their {@code posted} callback (guarded by this). */
+    private final ArrayDeque<Job> fullyPosted = new ArrayDeque<>();
+    /** Finished jobs kept for reuse (guarded by itself): a chunked call allocates none on the hot path. */
+    private final ArrayDeque<Job> spare = new ArrayDeque<>();
+    private static final int SPARE_JOBS = 8;
     private boolean shut;
 
     RdmaQueue(Link link, RpcRdmaStats stats) {
@@ -93,26 +115,43 @@ final class RdmaQueue {
         this.freeCount = depth;
     }
 
+    /**
+     * A job for {@code capacity} operations on {@code local}: a finished one reused, or new.
+     * Submit it, or drop it; it comes back here only after its {@code done} ran (a dropped
+     * or abandoned job is left to the GC: someone may still hold it).
+     */
+    Job job(ChunkBuffer local, boolean write, int capacity) {
+        Job j;
+        synchronized (spare) {
+            j = spare.pollFirst();
+        }
+        if (j == null) {
+            return new Job(local, write, capacity);
+        }
+        j.reset(local, write, capacity);
+        return j;
+    }
+
     /** Queues {@code job} and posts what the depth allows; its callbacks may run before this returns. */
     void submit(Job job) {
-        java.util.List<Job> after;
+        boolean noOperations = job.count == 0; // ORDER: read now; once done ran, the job may be reused
+        boolean refused;
         synchronized (this) {
-            if (shut) {
-                after = null;
-            } else {
+            refused = shut;
+            if (!shut) {
                 if (!waiting.isEmpty() || freeCount == 0) {
                     stats.rdmaDepthWaits.increment();
                 }
                 waiting.addLast(job);
-                after = pumpLocked();
+                pumpLocked();
             }
         }
-        if (after == null) {
+        if (refused) {
             run(job.abandoned);
             return;
         }
-        runPosted(after);
-        if (job.count == 0) {
+        runPosted();
+        if (noOperations) {
             gate(job);
         }
     }
@@ -120,7 +159,6 @@ final class RdmaQueue {
     /** A signalled operation completed. */
     void completed(int token) {
         Job j;
-        java.util.List<Job> after;
         boolean finished;
         synchronized (this) {
             if (shut || token < 0 || token >= inFlight.length || inFlight[token] == null) {
@@ -130,42 +168,55 @@ final class RdmaQueue {
             inFlight[token] = null;
             freeTokens[freeCount++] = token;
             finished = ++j.completed == j.count;
-            after = pumpLocked();
+            pumpLocked();
         }
-        runPosted(after);
+        runPosted();
         if (finished) {
             gate(j);
         }
     }
 
     /** Runs the {@code posted} callbacks of jobs now fully posted (no lock held), in order. */
-    private static void runPosted(java.util.List<Job> jobs) {
-        for (Job j : jobs) {
+    private void runPosted() {
+        while (true) {
+            Job j;
+            synchronized (this) {
+                j = fullyPosted.pollFirst();
+            }
+            if (j == null) {
+                return;
+            }
             run(j.posted);
             gate(j);
         }
     }
 
-    private static void gate(Job j) {
+    /** One of a job's two gates passed; the last runs {@code done}, then the job is free for reuse. */
+    private void gate(Job j) {
         if (j.gates.decrementAndGet() == 0) {
-            run(j.done);
+            try {
+                run(j.done);
+            } finally {
+                j.reset(null, false, 0); // nothing of the call stays reachable from the spare
+                synchronized (spare) {
+                    if (spare.size() < SPARE_JOBS) {
+                        spare.addFirst(j);
+                    }
+                }
+            }
         }
     }
 
     /**
-     * Posts waiting operations in order while there is room. Returns the jobs now fully
-     * posted, whose {@code posted} callbacks run once the lock is released.
+     * Posts waiting operations in order while there is room. Jobs now fully posted go to
+     * {@code fullyPosted}: their {@code posted} callbacks run once the lock is released.
      */
-    private java.util.List<Job> pumpLocked() {
-        java.util.List<Job> after = java.util.List.of();
+    private void pumpLocked() {
         while (!waiting.isEmpty() && (freeCount > 0 || waiting.peekFirst().nextToPost == waiting.peekFirst().count)) {
             Job j = waiting.peekFirst();
             if (j.nextToPost == j.count) {
                 waiting.pollFirst();
-                if (after.isEmpty()) {
-                    after = new java.util.ArrayList<>(2);
-                }
-                after.add(j);
+                fullyPosted.addLast(j);
                 continue;
             }
             int token = freeTokens[--freeCount];
@@ -181,7 +232,6 @@ final class RdmaQueue {
                 stats.rdmaBytesRead.add(j.lengths[i]);
             }
         }
-        return after;
     }
 
     private static void run(Runnable r) {

@@ -43,7 +43,7 @@ final class ReadChunkPuller {
         MemorySegment out = dst.segment();
         ReadList reads = h.readList();
         SegmentList segs = reads.segments();
-        RdmaQueue.Job job = new RdmaQueue.Job(dst, false, segs.count());
+        RdmaQueue.Job job = rdma.job(dst, false, segs.count());
         boolean ok = false;
         try {
             if (h.proc() == RpcRdma.RDMA_NOMSG) {
@@ -71,8 +71,9 @@ final class ReadChunkPuller {
                 dst.release();
             }
         }
-        job.done = () -> pulled.accept(new ReceivedMessage(out, dst::release));
-        job.abandoned = dst::release;
+        Runnable free = dst::release;
+        job.done = () -> pulled.accept(new ReceivedMessage(out, free));
+        job.abandoned = free;
         rdma.submit(job);
     }
 }

@@ -103,7 +103,7 @@ final class ReplyWriter {
             MemorySegment.copy(payload, 0, mem, 0, payloadLength);
         }
         MemorySegment.copy(reply, 0, mem, payloadLength, length);
-        RdmaQueue.Job job = new RdmaQueue.Job(buf, true, returned.segments().count()
+        RdmaQueue.Job job = rdma.job(buf, true, returned.segments().count()
                 + (viaReplyChunk ? h.replyChunk().count() : 0));
         if (payload != null) {
             job.addSegments(returned.segments(), returned.chunkFirstSegment(0), returned.chunkSegmentCount(0), 0);
@@ -115,8 +115,9 @@ final class ReplyWriter {
         MemorySegment inline = viaReplyChunk ? null : mem.asSlice(payloadLength, length);
         // ORDER: the Send (with Invalidate, RFC 8797 §7) follows the Writes on the same queue
         job.posted = () -> sends.sendWithHeader(h, inline, chunks.invalidateRkey);
-        job.done = buf::release;
-        job.abandoned = buf::release;
+        Runnable free = buf::release;
+        job.done = free;
+        job.abandoned = free;
         rdma.submit(job);
         return null;
     }

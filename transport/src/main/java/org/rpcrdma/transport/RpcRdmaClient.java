@@ -98,6 +98,7 @@ public final class RpcRdmaClient implements AutoCloseable {
     private final RpcRdmaOptions options;
     private final long instanceId;
     private final LongAdder reconnects = new LongAdder();
+    private final RegisteredBuffers registered = new RegisteredBuffers();
     private final Object lock = new Object();
     /** Calls to send on the next connection (guarded by lock). */
     private final List<OutgoingCall> waiting = new ArrayList<>();
@@ -145,7 +146,7 @@ public final class RpcRdmaClient implements AutoCloseable {
             // writes: only then do we ask for an RDMA Read depth of our own.
             int depth = o.clientTakesBackwardChunks() ? Math.min(lim.maxQpInitRdAtom(), o.rdmaDepth()) : 0;
             link = new VerbsLink(id, o.sendContexts(true), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
-                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows());
+                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered);
             link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             RpcRdmaStats stats = new RpcRdmaStats();
             // Receives go up before connect (RFC 8167 §4.3.1): the server may send as soon as
@@ -221,6 +222,29 @@ public final class RpcRdmaClient implements AutoCloseable {
     /** Successful reconnects so far. */
     public long reconnects() {
         return reconnects.sum();
+    }
+
+    /**
+     * Native memory for zero-copy chunks ({@link RegisteredBuffer}): a call whose long-call
+     * bytes, DDP argument or receptacle is a slice of it exposes that memory in place under
+     * the call's own memory window, with no copy ({@link RpcRdmaStats#zeroCopyExposures}).
+     * Registered now on the current connection; after a reconnect, on the new one at its
+     * first use there. Close it when done (the client's close closes what is left).
+     */
+    public RegisteredBuffer allocateRegistered(long bytes) {
+        RegisteredBuffer b = registered.allocate(bytes);
+        try {
+            current.link.register(b);
+        } catch (RuntimeException e) {
+            // the connection is going: the next one registers it at its first use
+            LOG.log(Level.DEBUG, "registering {0} now failed: {1}", b, e.getMessage());
+        }
+        return b;
+    }
+
+    /** This client's registered-buffer allocator (counts of live and freed buffers). */
+    public RegisteredBuffers registeredBuffers() {
+        return registered;
     }
 
     /** A forward call with the default timeout ({@link RpcRdmaOptions#callTimeoutMillis}), without retry. */
@@ -409,5 +433,6 @@ public final class RpcRdmaClient implements AutoCloseable {
         Attached a = current;
         a.connection.close();
         a.destroy();
+        registered.close(); // ORDER: after the link deregistered them
     }
 }

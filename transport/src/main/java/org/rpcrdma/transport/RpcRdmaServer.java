@@ -37,6 +37,7 @@ public final class RpcRdmaServer implements AutoCloseable {
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private final Map<Long, Backchannel> backchannels = new ConcurrentHashMap<>();
     private final RpcRdmaStats stats = new RpcRdmaStats();
+    private final RegisteredBuffers registered = new RegisteredBuffers();
     private final Thread cmThread;
     private volatile boolean closing;
 
@@ -121,6 +122,19 @@ public final class RpcRdmaServer implements AutoCloseable {
         return stats;
     }
 
+    /**
+     * Memory for zero-copy chunks of this server's backward calls (see
+     * {@link RpcRdmaClient#allocateRegistered}); each connection registers it at first use.
+     */
+    public RegisteredBuffer allocateRegistered(long bytes) {
+        return registered.allocate(bytes);
+    }
+
+    /** This server's registered-buffer allocator (counts of live and freed buffers). */
+    public RegisteredBuffers registeredBuffers() {
+        return registered;
+    }
+
     private void run() {
         while (!closing) {
             CmEvent ev;
@@ -178,7 +192,7 @@ public final class RpcRdmaServer implements AutoCloseable {
             LOG.log(Level.DEBUG, "connect request: RDMA Read depth {0} (client offered {1}), responder resources {2}",
                     depth, ev.initiatorDepth(), responderResources);
             link = new VerbsLink(id, o.sendContexts(false), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
-                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows());
+                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered);
             link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             var receives = Connection.receivePool(link, link.receiveMemory(), receiveCount, o.inlineThreshold(),
                     o.receiveBatch(), stats);
@@ -259,6 +273,7 @@ public final class RpcRdmaServer implements AutoCloseable {
         connections.clear();
         backchannels.values().forEach(Backchannel::close);
         backchannels.clear();
+        registered.close(); // ORDER: after the links deregistered them
         listener.close();
         events.close();
     }

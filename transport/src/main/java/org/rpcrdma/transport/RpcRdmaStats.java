@@ -69,6 +69,13 @@ public final class RpcRdmaStats {
     public final LongAdder windowsBound = new LongAdder();
     /** Exposures by a registration of their own (no window free, or none on this device). */
     public final LongAdder exposureRegistrations = new LongAdder();
+    /**
+     * Chunks exposed in place over the caller's {@link RegisteredBuffer} memory: a long
+     * call, a DDP argument or a receptacle neither copied into nor out of chunk memory.
+     */
+    public final LongAdder zeroCopyExposures = new LongAdder();
+    /** Registrations of a {@link RegisteredBuffer} in a connection's PD (once per buffer and connection). */
+    public final LongAdder registeredBufferRegistrations = new LongAdder();
     /** Window rkeys we withdrew with our own LOCAL_INV. */
     public final LongAdder localInvalidations = new LongAdder();
     /** Window rkeys the peer's Send with Invalidate withdrew (RFC 8797 §7): no LOCAL_INV of ours. */

@@ -104,9 +104,10 @@ final class VerbsLink implements Link {
      *                    depth; 0: this side does none)
      * @param memoryWindows expose chunk memory through memory windows if the device has them
      *                    (else, or false: a registration per RPC)
+     * @param callerBuffers the endpoint's registered buffers, exposed in place (null: none)
      */
     VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
-            int generation, long chunkMemory, int rdmaDepth, boolean memoryWindows) {
+            int generation, long chunkMemory, int rdmaDepth, boolean memoryWindows, RegisteredBuffers callerBuffers) {
         this.id = id;
         this.rdmaDepth = rdmaDepth;
         this.generation = generation;
@@ -158,7 +159,7 @@ final class VerbsLink implements Link {
         this.sendMr = s;
         this.recvMr = r;
         this.chunks = new ChunkMemory(p, cm, windowCount > 0 ? new WindowPool(p, qp0, generation, windowCount) : null,
-                this::underGateUnlessGoing);
+                callerBuffers, this::underGateUnlessGoing);
     }
 
     MemorySegment sendMemory() {
@@ -297,6 +298,58 @@ final class VerbsLink implements Link {
         }
     }
 
+    /**
+     * The caller's registered memory, exposed in place (registered in our PD on first use);
+     * else null. The buffer's use is taken and, on failure, given back outside the gate: its
+     * release may deregister through the gate.
+     */
+    @Override
+    public ChunkBuffer callerChunk(MemorySegment memory) {
+        RegisteredBuffer r = chunks.callerBuffer(memory);
+        if (r == null) {
+            return null;
+        }
+        r.use();
+        boolean ok = false;
+        try {
+            ChunkBuffer b = underGate("chunk allocation", () -> chunks.callerChunk(r, memory));
+            ok = true;
+            return b;
+        } finally {
+            if (!ok) {
+                r.unuse();
+            }
+        }
+    }
+
+    /**
+     * Registers {@code b} in this link's PD now (a client's allocation, so that its first
+     * call does not pay for it).
+     */
+    void register(RegisteredBuffer b) {
+        b.use();
+        try {
+            underGate("registration", () -> chunks.register(b));
+        } finally {
+            b.unuse(); // ORDER: outside the gate (a closed buffer's release deregisters through it)
+        }
+    }
+
+    private <T> T underGate(String what, java.util.function.Supplier<T> action) {
+        if (stopping) {
+            throw refused(what);
+        }
+        long stamp = gate.readLock();
+        try {
+            if (freed) {
+                throw refused(what);
+            }
+            return action.get();
+        } finally {
+            gate.unlockRead(stamp);
+        }
+    }
+
     /** A release of chunk memory: under the gate, or left to destroy once the link is going (after the QP). */
     private void underGateUnlessGoing(Runnable r) {
         if (disconnected) {
@@ -327,7 +380,9 @@ final class VerbsLink implements Link {
         if (stopping) {
             throw refused(write ? "RDMA Write" : "RDMA Read");
         }
-        long addr = local.segment().asSlice(localOffset, length).address();
+        MemorySegment mem = local.segment();
+        java.util.Objects.checkFromIndexSize(localOffset, length, mem.byteSize()); // as asSlice would, without one
+        long addr = mem.address() + localOffset;
         long stamp = gate.readLock();
         try {
             if (freed) {

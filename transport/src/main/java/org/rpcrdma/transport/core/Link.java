@@ -68,6 +68,18 @@ public interface Link {
     }
 
     /**
+     * The caller's {@code memory} as a chunk buffer to expose in place (zero copy), if it lies
+     * in memory registered for this endpoint (a registered-buffer allocator's); null for
+     * any other memory (the caller then copies it through {@link #allocateChunk}). The
+     * buffer's release ends this use of the memory; release it only once its rkey is withdrawn.
+     *
+     * @throws IllegalStateException if it lies in a registered buffer that was closed
+     */
+    default ChunkBuffer callerChunk(MemorySegment memory) {
+        return null;
+    }
+
+    /**
      * Lets the peer read ({@code writable} false) or write {@code local[offset, +length)}
      * under a fresh rkey, returned; valid until {@link #withdraw}.
      */

@@ -1,0 +1,172 @@
+package org.rpcrdma.transport;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Native memory from an endpoint's {@link RegisteredBuffers} for zero-copy chunks (≈ a
+ * Linux {@code rpcrdma_regbuf}, which outlives connections and is re-mapped to each new
+ * one). A call whose long-call bytes, DDP argument or receptacle is a slice of
+ * {@link #segment()} exposes that memory itself: a memory window of the call is bound
+ * directly over it, so nothing is copied in or out (the peer's RDMA Read or Write reaches
+ * the caller's bytes).
+ *
+ * <p>Registration belongs to a protection domain, and ours live per connection (a client's
+ * reconnect brings a new PD). Each connection registers the buffer once (ibv_reg_mr with
+ * LOCAL_WRITE and MW_BIND, never a remote right: only a call's window, under a fresh rkey,
+ * is shown to the peer), at allocation on the client's current connection, else at its
+ * first use on a connection, and keeps it until the buffer is closed or the connection
+ * goes. After a reconnect the same segment goes on working, re-registered on the new
+ * connection at its first use there.
+ *
+ * <p>Ownership: the caller's, released by {@link #close()} exactly once (again does
+ * nothing; the endpoint's close closes what is left). Closing while a call still exposes
+ * the memory defers the release until that call's rkeys are withdrawn; the memory is freed
+ * after every connection's registration of it is gone (pages stay pinned until
+ * ibv_dereg_mr, so never the other way round). A call that names a closed buffer's memory
+ * fails with {@link IllegalStateException}; its segment is unusable once freed (FFM closes
+ * its scope). Thread-safe.
+ */
+public final class RegisteredBuffer implements AutoCloseable {
+    /** A connection that registered this buffer in its PD; forgets (deregisters) it when asked. */
+    interface Holder {
+        /**
+         * Deregisters {@code b} (now, or when the connection is freed) and then calls
+         * {@link RegisteredBuffer#unregistered}.
+         */
+        void forget(RegisteredBuffer b);
+    }
+
+    private final RegisteredBuffers owner;
+    private final Arena arena;
+    private final MemorySegment segment;
+    private final Set<Holder> holders = new HashSet<>();
+    /** Calls exposing this memory now. */
+    private int uses;
+    private boolean closed;
+    /** Closed and unused: every holder was asked to forget it. */
+    private boolean releasing;
+    private boolean freed;
+
+    RegisteredBuffer(RegisteredBuffers owner, long bytes) {
+        this.owner = owner;
+        this.arena = Arena.ofShared();
+        this.segment = arena.allocate(bytes, 4096);
+    }
+
+    /** The memory: slice it freely; every slice is recognised as this buffer's. */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    public long byteSize() {
+        return segment.byteSize();
+    }
+
+    /** Whether {@link #close()} was called (the memory may still be in use by a call). */
+    public synchronized boolean isClosed() {
+        return closed;
+    }
+
+    /** Whether {@code m} lies inside this buffer (same memory and lifetime). */
+    boolean contains(MemorySegment m) {
+        long a = m.address();
+        return m.isNative() && a >= segment.address() && a + m.byteSize() <= segment.address() + segment.byteSize()
+                && m.scope().equals(segment.scope());
+    }
+
+    /**
+     * A call starts exposing this memory: the release waits for {@link #unuse}.
+     *
+     * @throws IllegalStateException if the buffer is closed
+     */
+    synchronized void use() {
+        if (closed) {
+            throw new IllegalStateException("registered buffer of " + segment.byteSize() + " bytes is closed");
+        }
+        uses++;
+    }
+
+    /** The call's rkeys over this memory are withdrawn. */
+    void unuse() {
+        List<Holder> forget;
+        synchronized (this) {
+            uses--;
+            forget = releaseIfDueLocked();
+        }
+        release(forget);
+    }
+
+    /** {@code h} registered this buffer (while a use holds it open). */
+    synchronized void registered(Holder h) {
+        holders.add(h);
+    }
+
+    /** {@code h} deregistered it: the memory is freed once no holder is left and it is closed. */
+    void unregistered(Holder h) {
+        boolean free;
+        synchronized (this) {
+            holders.remove(h);
+            free = releasing && holders.isEmpty() && !freed;
+            freed |= free;
+        }
+        if (free) {
+            free();
+        }
+    }
+
+    /** Releases the memory once no call exposes it; idempotent. */
+    @Override
+    public void close() {
+        List<Holder> forget;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            forget = releaseIfDueLocked();
+        }
+        release(forget);
+    }
+
+    /** Null if not due yet (or already begun); else the holders to ask (maybe none). */
+    private List<Holder> releaseIfDueLocked() {
+        if (!closed || uses > 0 || releasing) {
+            return null;
+        }
+        releasing = true;
+        return new ArrayList<>(holders);
+    }
+
+    private void release(List<Holder> forget) {
+        if (forget == null) {
+            return;
+        }
+        boolean free;
+        synchronized (this) {
+            free = holders.isEmpty() && !freed;
+            freed |= free;
+        }
+        if (free) {
+            free();
+            return;
+        }
+        for (Holder h : forget) {
+            h.forget(this);
+        }
+    }
+
+    private void free() {
+        owner.freed(this); // ORDER: no lookup finds it once its memory is gone
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RegisteredBuffer[" + segment.byteSize() + " bytes at 0x" + Long.toHexString(segment.address()) + "]";
+    }
+}
