@@ -16,6 +16,7 @@ import java.util.concurrent.TimeoutException;
 import org.HdrHistogram.Histogram;
 import org.rpcrdma.transport.CallHandler;
 import org.rpcrdma.transport.IncomingCall;
+import org.rpcrdma.transport.RegisteredBuffer;
 import org.rpcrdma.transport.ReplyReader;
 import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaException;
@@ -498,6 +499,7 @@ public final class LatencyCurve {
     private void runRpc(int threshold, int[] sizes) {
         String series = "rpc-" + threshold / 1024 + "k";
         Endpoints e = null;
+        RegisteredBuffer callBuffer = null; // closed with its client if not before
         try {
             for (String op : new String[] {"null", "echo"}) {
                 int proc = op.equals("echo") ? PROC_ECHO : PROC_NULL;
@@ -510,7 +512,13 @@ public final class LatencyCurve {
                             continue;
                         }
                     }
-                    MemorySegment call = MemorySegment.ofArray(new byte[40 + size]);
+                    // The call's bytes in registered memory (RegisteredBuffers): a long call is
+                    // then pulled straight from them (zero copy), as an application would send one.
+                    if (callBuffer != null) {
+                        callBuffer.close();
+                    }
+                    callBuffer = e.client.allocateRegistered(40 + size);
+                    MemorySegment call = callBuffer.segment();
                     Xdr.putInt(call, 4, 0); // CALL
                     Xdr.putInt(call, 8, 2); // RPC version 2
                     Xdr.putInt(call, 12, 0x20000099);
