@@ -34,7 +34,9 @@ import org.rpcrdma.transport.wire.Xdr;
  * java -cp bench/target/benchmarks.jar org.rpcrdma.bench.verbs.Throughput [--event | --spin US] [--seconds S]
  *     [--prewarm-ms N] [--out DIR]
  * </pre>
- * {@code --prewarm-ms}: a JIT warm-up first, for a C2 JVM in the guest ({@link JitPrewarm}).
+ * {@code --prewarm-ms}: a JIT warm-up first, for a C2 JVM in the guest ({@link JitPrewarm}'s
+ * first two phases). Not enough: under C2 with it, 287-515 calls/s against C1's 559-4,957
+ * (bench/profiles/ab-20261124/modes.sh), so scripts/bench runs this C1-only.
  */
 public final class Throughput {
     static final int[] WINDOWS = {1, 8, 64};
