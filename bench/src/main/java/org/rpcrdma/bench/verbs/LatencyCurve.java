@@ -54,9 +54,11 @@ import org.rpcrdma.transport.wire.Xdr;
  * size S sends S + 68 bytes (28-byte RPC-over-RDMA header + 40-byte call header).
  *
  * <p>Usage: {@code LatencyCurve [--full] [--out DIR] [--perftest ib_send_lat|none]
- * [--warmup-ms N] [--measure-ms N] [--event] [--server-spin US] [--sizes N,N..] [--thresholds N,N..]}
+ * [--warmup-ms N] [--measure-ms N] [--prewarm-ms N] [--event] [--server-spin US] [--sizes N,N..] [--thresholds N,N..]}
  * ({@code --server-spin}: the server on completion events, adaptive for US µs, whatever the
- * client's mode; the last two narrow the run to some points, for a focused comparison); the device address comes from
+ * client's mode; {@code --prewarm-ms}: before anything is measured, N ms of RPC calls with
+ * no device (an in-memory pair), then N ms of the one-thread raw ping-pong, then
+ * calls in the run's mode until the JIT is quiet (at most 6 N ms), for a C2 JVM (see {@link JitPrewarm}); the last two narrow the run to some points, for a focused comparison); the device address comes from
  * {@code -Drpcrdma.ip}, RDMA_VM_IP or RPCRDMA_TEST_IP, its name (for perftest) from
  * RDMA_VM_DEV or RPCRDMA_TEST_DEVICE. Writes DIR/results.json, DIR/table.txt, one data file per
  * curve and DIR/chart.gp (gnuplot); prints progress per point, the table and the ratios.
@@ -96,6 +98,8 @@ public final class LatencyCurve {
     private final boolean full;
     private final long warmupNanos;
     private final long measureNanos;
+    /** --prewarm-ms: the JIT warm-up before the first series (0: none). */
+    private long prewarmNanos;
     private final boolean busyPoll;
     /** Server in adaptive event mode spinning this many µs after a completion; -1: the client's mode. */
     private int serverSpinMicros = -1;
@@ -153,6 +157,7 @@ public final class LatencyCurve {
         int[] sizes = null;
         int[] thresholds = THRESHOLDS;
         int serverSpin = -1;
+        long prewarmMs = 0;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--full" -> full = true;
@@ -162,6 +167,7 @@ public final class LatencyCurve {
                 case "--perftest" -> perftest = args[++i]; // "none": no baseline run
                 case "--warmup-ms" -> warmupMs = Long.parseLong(args[++i]);
                 case "--measure-ms" -> measureMs = Long.parseLong(args[++i]);
+                case "--prewarm-ms" -> prewarmMs = Long.parseLong(args[++i]);
                 case "--sizes" -> sizes = ints(args[++i]); // a focused run, e.g. an A/B of one change
                 case "--thresholds" -> thresholds = ints(args[++i]);
                 // the server on (adaptive) completion events whatever the client does: issue 11's
@@ -179,6 +185,7 @@ public final class LatencyCurve {
         Files.createDirectories(dir);
         LatencyCurve c = new LatencyCurve(full, warmupMs, measureMs, busyPoll, SendLatencyBenchmark.address());
         c.serverSpinMicros = serverSpin;
+        c.prewarmNanos = TimeUnit.MILLISECONDS.toNanos(prewarmMs);
         if (sizes == null) {
             sizes = sizes(full);
         }
@@ -191,6 +198,9 @@ public final class LatencyCurve {
     String describe() {
         return (full ? "full" : "quick") + ", " + (busyPoll ? "busy-poll" : "event mode")
                 + (serverSpinMicros < 0 ? "" : " (server: events, spinning " + serverSpinMicros + " µs after a completion)")
+                + (prewarmNanos == 0 ? "" : ", JIT pre-warm " + prewarmNanos / 1_000_000 + " ms + "
+                + prewarmNanos / 1_000_000 + " ms (RPC in memory, one-thread ping-pong), then calls until the JIT is quiet"
+                + " (at most " + 6 * prewarmNanos / 1_000_000 + " ms)")
                 + ", warm-up "
                 + warmupNanos / 1_000_000 + " ms + " + measureNanos / 1_000_000 + " ms per point, device address " + ip
                 .getHostAddress();
@@ -229,6 +239,9 @@ public final class LatencyCurve {
                     progress(perftest(tool, size, port++, logs));
                 }
             }
+        }
+        if (prewarmNanos > 0) {
+            prewarm(sizes, thresholds[0]);
         }
         runVerbs(sizes, true);
         runVerbs(sizes, false);
@@ -302,7 +315,7 @@ public final class LatencyCurve {
     }
 
     /** Client Send of {@code size} bytes, the echo back; the server end is {@code pair} (one thread) or a PingPongServer. */
-    private static void verbsRoundTrip(SendLatencyBenchmark.Pair p, int size, boolean twoThreads) {
+    static void verbsRoundTrip(SendLatencyBenchmark.Pair p, int size, boolean twoThreads) {
         p.send.clear();
         p.send.send(1, p.clientSendMr.lkey(), p.clientSendMr.address(), size, p.flags());
         p.clientQp.postSend(p.send);
@@ -419,6 +432,11 @@ public final class LatencyCurve {
      * (one reused call object, {@link CallHandler#immediate}) and {@link #call}'s callAndRead
      * (issue 11 §1). The reply's slice is kept while its length repeats (it does, per point).
      */
+    /** The server's handler of every point (and of the in-memory pre-warm). */
+    static CallHandler handler(int largest) {
+        return CallHandler.immediate(new Answer(largest));
+    }
+
     private static final class Answer implements CallHandler {
         private final MemorySegment buf;
         private MemorySegment reply;
@@ -461,7 +479,7 @@ public final class LatencyCurve {
                         .withChunkMemoryBytes(Math.max(o.chunkMemoryBytes(), 2L * chunk));
             }
             RpcRdmaOptions so = serverSpinMicros < 0 ? o : o.withBusyPoll(false).withPollSpinMicros(serverSpinMicros);
-            server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), so, CallHandler.immediate(new Answer(largest)), null);
+            server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), so, handler(largest), null);
             RpcRdmaClient cl = null;
             try {
                 cl = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
@@ -496,6 +514,39 @@ public final class LatencyCurve {
     private int expected;
     private final ReplyReader<Boolean> sizeCheck = r -> r.byteSize() == expected;
 
+    /** An ONC RPC call of procedure {@code proc} with {@code size} bytes of arguments (the XID is set per call). */
+    static MemorySegment callMessage(int proc, int size) {
+        return writeCallHeader(MemorySegment.ofArray(new byte[40 + size]), proc);
+    }
+
+    /** Writes the ONC RPC call header of procedure {@code proc} into {@code call} (the XID is set per call). */
+    static MemorySegment writeCallHeader(MemorySegment call, int proc) {
+        Xdr.putInt(call, 4, 0); // CALL
+        Xdr.putInt(call, 8, 2); // RPC version 2
+        Xdr.putInt(call, 12, 0x20000099);
+        Xdr.putInt(call, 16, 1);
+        Xdr.putInt(call, 20, proc);
+        return call;
+    }
+
+    /**
+     * {@link JitPrewarm}, then NULL and echo calls in this run's mode (inline sizes under
+     * {@code threshold}) until the JIT is quiet.
+     */
+    private void prewarm(int[] sizes, int threshold) throws InterruptedException {
+        out.println("[bench] " + JitPrewarm.run(ip, sizes, threshold, prewarmNanos));
+        out.flush();
+        JitPrewarm.Calls c = new JitPrewarm.Calls(sizes, threshold);
+        // connected only now: in busy mode its server poller spins from the start
+        try (Endpoints e = new Endpoints(threshold, c.largest())) {
+            out.println("[bench] " + JitPrewarm.untilQuiet(6 * prewarmNanos,
+                    n -> call(e, c.messages[c.index(n)], c.replyBytes[c.index(n)])));
+        } catch (RuntimeException ex) {
+            out.println("[bench] pre-warm: connect failed: " + ex);
+        }
+        out.flush();
+    }
+
     private void runRpc(int threshold, int[] sizes) {
         String series = "rpc-" + threshold / 1024 + "k";
         Endpoints e = null;
@@ -518,12 +569,7 @@ public final class LatencyCurve {
                         callBuffer.close();
                     }
                     callBuffer = e.client.allocateRegistered(40 + size);
-                    MemorySegment call = callBuffer.segment();
-                    Xdr.putInt(call, 4, 0); // CALL
-                    Xdr.putInt(call, 8, 2); // RPC version 2
-                    Xdr.putInt(call, 12, 0x20000099);
-                    Xdr.putInt(call, 16, 1);
-                    Xdr.putInt(call, 20, proc);
+                    MemorySegment call = writeCallHeader(callBuffer.segment(), proc);
                     int expect = REPLY_HEADER + (proc == PROC_ECHO ? size : 0);
                     try {
                         if (!call(e, call, expect)) {

@@ -31,8 +31,12 @@ import org.rpcrdma.transport.wire.Xdr;
  * window of 64 is the credit limit: throughput should grow until it.
  *
  * <pre>
- * java -cp bench/target/benchmarks.jar org.rpcrdma.bench.verbs.Throughput [--event | --spin US] [--seconds S] [--out DIR]
+ * java -cp bench/target/benchmarks.jar org.rpcrdma.bench.verbs.Throughput [--event | --spin US] [--seconds S]
+ *     [--prewarm-ms N] [--out DIR]
  * </pre>
+ * {@code --prewarm-ms}: a JIT warm-up first, for a C2 JVM in the guest ({@link JitPrewarm}'s
+ * first two phases). Not enough: under C2 with it, 287-515 calls/s against C1's 559-4,957
+ * (bench/profiles/ab-20261124/modes.sh), so scripts/bench runs this C1-only.
  */
 public final class Throughput {
     static final int[] WINDOWS = {1, 8, 64};
@@ -75,6 +79,7 @@ public final class Throughput {
         int spinMicros = 0;
         long seconds = 2;
         Path dir = null;
+        long prewarmMs = 0;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--event" -> busyPoll = false;
@@ -85,11 +90,16 @@ public final class Throughput {
                 }
                 case "--seconds" -> seconds = Long.parseLong(args[++i]);
                 case "--out" -> dir = Path.of(args[++i]);
+                case "--prewarm-ms" -> prewarmMs = Long.parseLong(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
         InetAddress ip = SendLatencyBenchmark.address();
         String mode = busyPoll ? "busy-poll" : spinMicros > 0 ? "spin-" + spinMicros + "us" : "event";
+        if (prewarmMs > 0) {
+            System.out.println("[throughput] " + JitPrewarm.run(ip, new int[] {ARGS}, RpcRdmaOptions.DEFAULT_INLINE,
+                    TimeUnit.MILLISECONDS.toNanos(prewarmMs)));
+        }
         List<Row> rows = new ArrayList<>();
         for (boolean backward : new boolean[] {false, true}) {
             for (int window : WINDOWS) {

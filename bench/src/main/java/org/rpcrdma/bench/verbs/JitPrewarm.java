@@ -1,0 +1,155 @@
+package org.rpcrdma.bench.verbs;
+
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.rpcrdma.transport.InMemoryPair;
+import org.rpcrdma.transport.RpcRdmaOptions;
+import org.rpcrdma.transport.wire.Xdr;
+
+/**
+ * A JIT warm-up before anything is measured ({@code --prewarm-ms} of {@link LatencyCurve}
+ * and {@link Throughput}), for a C2-only JVM in the Soft-RoCE guest; nothing is recorded.
+ *
+ * <p>First blocking RPC calls (NULL and echo in turn, at each given size that is inline
+ * under the threshold) through an {@link InMemoryPair}, the transport with no device, on the
+ * calling thread; then the one-thread raw Send/Recv ping-pong on the device; each for the
+ * pre-warm time; then (in {@link LatencyCurve}) calls over the device in the run's own mode
+ * until the JIT is quiet. Why: with C2 only, in the two-vCPU guest, the compiler thread competed for
+ * seconds with the two threads a busy-poll run spins, and the per-call methods ran
+ * interpreted until they had been called 10,000 times (NULL p50 0.7-13 ms after a 3-30 s
+ * warm-up, bench/profiles/ab-20261124). Over the in-memory pair nothing spins and a call
+ * costs no device round trip (up to 22,000 calls/s in the guest under C1, against 0-3,000
+ * calls in 10 s for an RPC warm-up on completion events, tried first), so C2 compiles the call path
+ * every link shares (header coding, credits, XIDs, the receive pool) with the other vCPU
+ * free; the one-thread ping-pong compiles the verbs bindings with one spinner, not two. What
+ * is verbs-only in the call path (the link, the completion driver) compiles in the last
+ * phase, which goes on until the JIT is nearly idle.
+ */
+final class JitPrewarm {
+    private JitPrewarm() {}
+
+    /** NULL and echo calls in turn at each of the given sizes that is inline under a threshold (0 B if none is). */
+    static final class Calls {
+        final MemorySegment[] messages;
+        final int[] replyBytes;
+
+        Calls(int[] sizes, int threshold) {
+            int[] inline = Arrays.stream(sizes).filter(s -> s <= LatencyCurve.lastInline(threshold)).toArray();
+            if (inline.length == 0) {
+                inline = new int[] {0};
+            }
+            messages = new MemorySegment[2 * inline.length];
+            replyBytes = new int[messages.length];
+            for (int i = 0; i < messages.length; i++) {
+                int proc = i % 2 == 0 ? LatencyCurve.PROC_NULL : LatencyCurve.PROC_ECHO;
+                messages[i] = LatencyCurve.callMessage(proc, inline[i / 2]);
+                replyBytes[i] = LatencyCurve.REPLY_HEADER + (proc == LatencyCurve.PROC_ECHO ? inline[i / 2] : 0);
+            }
+        }
+
+        /** The call to make as the n-th. */
+        int index(long n) {
+            return (int) (n % messages.length);
+        }
+
+        /** The largest argument size among them. */
+        int largest() {
+            return (int) messages[messages.length - 1].byteSize() - 40;
+        }
+    }
+
+    /** One call over the device in the measured run's own mode (busy-poll, events or mixed). */
+    interface DeviceCall {
+        void call(int index) throws Exception;
+    }
+
+    /** The window in which the JIT must have compiled for at most {@link #QUIET_MILLIS}, to count as quiet. */
+    static final long QUIET_NANOS = TimeUnit.SECONDS.toNanos(3);
+    /**
+     * Compile time allowed in a quiet window: a C2 JVM in the guest goes on compiling a
+     * small method now and then for minutes (the pre-warm reached no 3 s without a compile in
+     * 5 of 8 JVMs), which does not matter; the call path's compiles came several a second.
+     */
+    static final long QUIET_MILLIS = 100;
+
+    /**
+     * The first two phases (in memory, then the raw ping-pong), each for {@code nanos};
+     * returns a line saying what they did. Failures are reported in it, not thrown.
+     */
+    static String run(InetAddress ip, int[] sizes, int threshold, long nanos) throws InterruptedException {
+        long t0 = System.nanoTime();
+        Calls c = new Calls(sizes, threshold);
+        String failures = "";
+        long calls = 0;
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(threshold),
+                LatencyCurve.handler(c.largest()))) {
+            for (long end = t0 + nanos; System.nanoTime() < end; calls++) {
+                int k = c.index(calls);
+                Xdr.putInt(c.messages[k], 0, (int) calls + 1);
+                p.client().callAndRead(c.messages[k], c.replyBytes[k], r -> Boolean.TRUE, 10, TimeUnit.SECONDS);
+            }
+        } catch (TimeoutException | RuntimeException e) {
+            failures += "; RPC calls failed: " + e;
+        }
+        long t1 = System.nanoTime();
+        int size = Arrays.stream(sizes).filter(s -> s > 0).findFirst().orElse(1);
+        long trips = 0;
+        try (SendLatencyBenchmark.Pair pair = new SendLatencyBenchmark.Pair(ip, size)) {
+            pair.postServerRecv();
+            pair.postClientRecv();
+            // timed from here: setting the QPs up took up to 5 s in the guest
+            for (long end = System.nanoTime() + nanos; System.nanoTime() < end; trips++) {
+                LatencyCurve.verbsRoundTrip(pair, size, false);
+            }
+        } catch (RuntimeException e) {
+            failures += "; raw ping-pong failed: " + e;
+        }
+        return String.format(Locale.ROOT, "pre-warm: %d RPC calls in memory in %.1f s, %d raw round trips in %.1f s%s",
+                calls, (t1 - t0) / 1e9, trips, (System.nanoTime() - t1) / 1e9, failures);
+    }
+
+    /**
+     * The last phase: {@code device} calls (over the device, in the run's own mode) until the
+     * JIT has compiled for at most {@link #QUIET_MILLIS} in {@link #QUIET_NANOS}, at most
+     * {@code capNanos}: the compile queue drained (a compile still running while two threads
+     * spin made the measured calls 30-100 times slower in the guest). Returns a line saying
+     * what it did; a failure is in it.
+     */
+    static String untilQuiet(long capNanos, DeviceCall device) {
+        long t0 = System.nanoTime();
+        long calls = 0;
+        String how;
+        try {
+            long windowStart = t0;
+            long compiledBefore = compileMillis();
+            boolean quiet = false;
+            for (long now = t0; !quiet && now - t0 < capNanos; calls++) {
+                device.call((int) calls);
+                if ((calls & 63) == 0) {
+                    now = System.nanoTime();
+                    if (now - windowStart >= QUIET_NANOS) {
+                        long c = compileMillis();
+                        quiet = c - compiledBefore <= QUIET_MILLIS;
+                        windowStart = now;
+                        compiledBefore = c;
+                    }
+                }
+            }
+            how = quiet ? "then the JIT compiled for at most " + QUIET_MILLIS + " ms in " + QUIET_NANOS / 1_000_000_000
+                    + " s" : "the JIT still compiling at the cap";
+        } catch (Exception e) {
+            how = "failed: " + e;
+        }
+        return String.format(Locale.ROOT, "pre-warm: %d calls over the device in %.1f s, %s", calls,
+                (System.nanoTime() - t0) / 1e9, how);
+    }
+
+    /** Milliseconds this JVM's JIT has spent compiling so far (grows when a compile finishes). */
+    private static long compileMillis() {
+        return java.lang.management.ManagementFactory.getCompilationMXBean().getTotalCompilationTime();
+    }
+}
