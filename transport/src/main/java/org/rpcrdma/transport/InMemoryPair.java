@@ -33,6 +33,10 @@ import org.rpcrdma.transport.core.Link;
  * {@link #allocateRegistered} is exposed in place, as on verbs: each side "registers" a
  * buffer once (counted, and forgotten when the buffer is closed or the pair closes).
  *
+ * <p>Over 400 lines because it stands in for the whole device (Sends, receives, RDMA Read
+ * and Write with their rkey checks, invalidation, registration) behind one {@code Link}:
+ * split, the emulated QP's state would be shared across classes.
+ *
  * <pre>{@code
  * try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), handler)) {
  *     ReceivedMessage reply = p.client().call(rpcCall).join();

@@ -38,8 +38,9 @@ import org.rpcrdma.transport.wire.ConnectSettings;
  * }
  * }</pre>
  *
- * <p>Just over 400 lines: connect, reconnect with its parking of calls between connections,
- * and the backchannel's re-enabling after a reconnect are one life cycle, kept in one place.
+ * <p>Over 400 lines: connect (with the RDMA depth the server grants), reconnect with its
+ * parking of calls between connections, the backchannel's re-enabling after a reconnect and
+ * the registered buffers that outlive connections are one life cycle, kept in one place.
  */
 public final class RpcRdmaClient implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RpcRdmaClient.class.getName());
