@@ -620,6 +620,11 @@ public final class Connection implements AutoCloseable {
         }
     }
 
+    /** Whether {@code t} runs this connection's immediate handler now (ReceivedMessage's reuse check). */
+    boolean isImmediateDispatcher(Thread t) {
+        return responder.isImmediateDispatcher(t);
+    }
+
     /** Reusable call slots now free (tests: a slot is used again, an abandoned one is not). */
     int freeCallSlots() {
         return slots.free();

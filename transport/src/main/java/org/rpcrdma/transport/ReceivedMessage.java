@@ -16,10 +16,12 @@ public final class ReceivedMessage implements AutoCloseable {
     private int slot;
     private boolean released;
     /**
-     * For the one message object an immediate handler's calls share ({@link #reuse}): the
-     * thread allowed to read it now, so a reference kept past its call cannot read another's.
+     * {@link #placed} of the one message object an immediate handler's calls share
+     * ({@link #reuse}): its reader is checked against the thread its connection is
+     * dispatching on, so a reference kept past its call cannot read another's. A marker, not
+     * a field: every message of the future shape would carry the field (8 bytes each).
      */
-    private Thread confinedTo;
+    private static final long REUSED = Long.MIN_VALUE;
 
     ReceivedMessage(MemorySegment bytes, Runnable releaser) {
         this(bytes, releaser, -1);
@@ -48,17 +50,16 @@ public final class ReceivedMessage implements AutoCloseable {
 
     /** A message object to be {@link #reuse}d (for one connection's immediate handler). */
     static ReceivedMessage reusable(Connection owner) {
-        ReceivedMessage m = new ReceivedMessage(MemorySegment.NULL, owner, -1);
+        ReceivedMessage m = new ReceivedMessage(MemorySegment.NULL, owner, -1, REUSED);
         m.released = true;
         return m;
     }
 
-    /** Makes this the message in receive buffer {@code slot} at {@code view}, readable by {@code reader} only. */
-    void reuse(MemorySegment view, int slot, Thread reader) {
+    /** Makes this the message in receive buffer {@code slot} at {@code view} (its immediate handler reads it). */
+    void reuse(MemorySegment view, int slot) {
         synchronized (this) {
             this.bytes = view;
             this.slot = slot;
-            this.confinedTo = reader;
             this.released = false;
         }
     }
@@ -69,7 +70,7 @@ public final class ReceivedMessage implements AutoCloseable {
      * already copied there. -1 if the call offered no receptacle.
      */
     public long placedBytes() {
-        return placed;
+        return placed == REUSED ? -1 : placed;
     }
 
     /** The RPC message bytes; do not use after {@link #release()}. */
@@ -77,8 +78,7 @@ public final class ReceivedMessage implements AutoCloseable {
         if (released) {
             throw new IllegalStateException("message already released");
         }
-        Thread t = confinedTo;
-        if (t != null && t != Thread.currentThread()) {
+        if (placed == REUSED && !owner.isImmediateDispatcher(Thread.currentThread())) {
             throw new IllegalStateException("the message of a call to an immediate handler is readable only by that"
                     + " handler, on its thread, until it returns");
         }

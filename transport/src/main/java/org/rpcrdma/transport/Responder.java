@@ -52,6 +52,8 @@ final class Responder {
     /** The call object of immediate handlers ({@link #handleImmediate}), and whether it is in use. */
     private final Call immediate;
     private volatile boolean immediateBusy;
+    /** The thread an immediate handler runs on now, or null: the one that may use {@link #immediate}. */
+    private volatile Thread immediateThread;
 
     Responder(Connection conn, boolean client, int grantToPeer, int sendInline, SendQueue sends, RpcRdmaStats stats,
             ReplyWriter writer, ReadChunkPuller puller, int maxChunkBytes, int maxChunkSegments, boolean canRdma) {
@@ -161,8 +163,8 @@ final class Responder {
     private void handleImmediate(ImmediateHandler imm, int xid, MemorySegment view, int slot) {
         immediateBusy = true;
         Call c = immediate;
-        Thread self = Thread.currentThread();
-        c.reuse(xid, view, slot, self);
+        immediateThread = Thread.currentThread(); // ORDER: before reuse makes the call unanswered
+        c.reuse(xid, view, slot);
         try {
             imm.handler().handle(c);
         } catch (RuntimeException e) {
@@ -174,7 +176,7 @@ final class Responder {
                         + " answered SYSTEM_ERR", conn, Integer.toHexString(xid));
                 c.answerIfUnanswered(systemError(xid));
             }
-            c.confine(null);
+            immediateThread = null; // ORDER: after the call was answered
             immediateBusy = false;
         }
     }
@@ -278,14 +280,17 @@ final class Responder {
         return highWater.get();
     }
 
+    /** Whether {@code t} runs an immediate handler of this responder now (it may read that call's message). */
+    boolean isImmediateDispatcher(Thread t) {
+        return immediateThread == t;
+    }
+
     /** A call from the peer, answered exactly once. */
     final class Call implements IncomingCall {
         private int xid;
         private final ReceivedMessage msg;
         private final CallChunks chunks;
         private boolean answered;
-        /** Set while an immediate handler runs: the one thread that may use this object. */
-        private Thread confinedTo;
 
         Call(int xid, ReceivedMessage msg, CallChunks chunks) {
             this.xid = xid;
@@ -294,19 +299,12 @@ final class Responder {
         }
 
         /** Makes the immediate handlers' object the call {@code xid} in receive buffer {@code slot}. */
-        private void reuse(int newXid, MemorySegment view, int slot, Thread self) {
+        private void reuse(int newXid, MemorySegment view, int slot) {
             synchronized (this) {
                 xid = newXid;
                 answered = false;
-                confinedTo = self;
             }
-            msg.reuse(view, slot, self);
-        }
-
-        private void confine(Thread t) {
-            synchronized (this) {
-                confinedTo = t;
-            }
+            msg.reuse(view, slot);
         }
 
         private synchronized boolean isAnswered() {
@@ -354,7 +352,7 @@ final class Responder {
                 if (answered) {
                     throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
                 }
-                if (confinedTo != null && confinedTo != Thread.currentThread()) {
+                if (this == immediate && immediateThread != Thread.currentThread()) {
                     throw new IllegalStateException("a call to an immediate handler is answered by that handler, on"
                             + " its thread, before it returns");
                 }
