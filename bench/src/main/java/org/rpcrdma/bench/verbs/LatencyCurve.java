@@ -54,19 +54,20 @@ import org.rpcrdma.transport.wire.Xdr;
  * size S sends S + 68 bytes (28-byte RPC-over-RDMA header + 40-byte call header).
  *
  * <p>Usage: {@code LatencyCurve [--full] [--out DIR] [--perftest ib_send_lat|none]
- * [--warmup-ms N] [--measure-ms N] [--prewarm-ms N] [--event] [--server-spin US] [--sizes N,N..] [--thresholds N,N..]}
+ * [--warmup-ms N] [--measure-ms N] [--prewarm-ms N] [--event] [--server-spin US] [--no-modes] [--sizes N,N..] [--thresholds N,N..]}
  * ({@code --server-spin}: the server on completion events, adaptive for US µs, whatever the
- * client's mode; {@code --prewarm-ms}: before anything is measured, N ms of RPC calls with
+ * client's mode; {@code --no-modes}: without the last three points, the NULL call in each
+ * completion mode that {@link Goals} reads; {@code --prewarm-ms}: before anything is measured, N ms of RPC calls with
  * no device (an in-memory pair), then N ms of the one-thread raw ping-pong, then
  * calls in the run's mode until the JIT is quiet (at most 6 N ms), for a C2 JVM (see {@link JitPrewarm}); the last two narrow the run to some points, for a focused comparison); the device address comes from
  * {@code -Drpcrdma.ip}, RDMA_VM_IP or RPCRDMA_TEST_IP, its name (for perftest) from
  * RDMA_VM_DEV or RPCRDMA_TEST_DEVICE. Writes DIR/results.json, DIR/table.txt, one data file per
  * curve and DIR/chart.gp (gnuplot); prints progress per point, the table and the ratios.
  *
- * <p>Over 400 lines because it drives every series of the one run (perftest, the two raw
- * ping-pongs, the RPC curves) so they share one device, one boot and one set of JVM flags;
- * {@link Report} does the output. The perftest runner and the raw ping-pong are the parts
- * that could move out next.
+ * <p>Over 400 lines because it drives every series of the one run (the two raw ping-pongs,
+ * the RPC curves, the modes) so they share one device, one boot and one set of JVM flags;
+ * {@link Perftest} runs the baselines, {@link Report} and {@link Goals} do the output. The raw
+ * ping-pong is the part that could move out next.
  */
 public final class LatencyCurve {
     static final int[] THRESHOLDS = {1024, 4096, 16384, 65536, 262144};
@@ -103,6 +104,8 @@ public final class LatencyCurve {
     private final boolean busyPoll;
     /** Server in adaptive event mode spinning this many µs after a completion; -1: the client's mode. */
     private int serverSpinMicros = -1;
+    /** Whether to end with the NULL call in each completion mode, for {@link Goals} ({@code --no-modes}: not). */
+    private boolean modes = true;
     private final InetAddress ip;
     private final List<Point> points = new ArrayList<>();
     private final PrintStream out = System.out;
@@ -157,6 +160,7 @@ public final class LatencyCurve {
         int[] sizes = null;
         int[] thresholds = THRESHOLDS;
         int serverSpin = -1;
+        boolean modes = true;
         long prewarmMs = 0;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -173,6 +177,7 @@ public final class LatencyCurve {
                 // the server on (adaptive) completion events whatever the client does: issue 11's
                 // "client polling, server on adaptive events" (0: pure events)
                 case "--server-spin" -> serverSpin = Integer.parseInt(args[++i]);
+                case "--no-modes" -> modes = false;
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -185,6 +190,7 @@ public final class LatencyCurve {
         Files.createDirectories(dir);
         LatencyCurve c = new LatencyCurve(full, warmupMs, measureMs, busyPoll, SendLatencyBenchmark.address());
         c.serverSpinMicros = serverSpin;
+        c.modes = modes;
         c.prewarmNanos = TimeUnit.MILLISECONDS.toNanos(prewarmMs);
         if (sizes == null) {
             sizes = sizes(full);
@@ -219,7 +225,8 @@ public final class LatencyCurve {
         // smallest threshold's inline edge): what a chunk's RDMA Read or Write costs alone.
         int[] chunkSizes = ib ? java.util.Arrays.stream(sizes).filter(s -> s > lastInline(thresholds[0])).toArray()
                 : new int[0];
-        total = (ib ? 3 : 2) * verbsSizes + 2 * chunkSizes.length + thresholds.length * 2 * sizes.length;
+        total = (ib ? 3 : 2) * verbsSizes + 2 * chunkSizes.length + thresholds.length * 2 * sizes.length
+                + (modes ? 3 : 0);
         out.printf("[bench] %d points (%s)%n", total, describe());
         if (ib) {
             Path logs = dir.resolve("perftest");
@@ -231,12 +238,12 @@ public final class LatencyCurve {
             int port = 18515;
             for (int size : sizes) {
                 if (size > 0) {
-                    progress(perftest(perftest, size, port++, logs));
+                    progress(Perftest.run(perftest, size, port++, logs, ip, full));
                 }
             }
             for (String tool : new String[] {"ib_read_lat", "ib_write_lat"}) {
                 for (int size : chunkSizes) {
-                    progress(perftest(tool, size, port++, logs));
+                    progress(Perftest.run(tool, size, port++, logs, ip, full));
                 }
             }
         }
@@ -248,6 +255,14 @@ public final class LatencyCurve {
         for (int t : thresholds) {
             runRpc(t, sizes);
         }
+        if (modes) {
+            runModes(modeThreshold(thresholds));
+        }
+    }
+
+    /** 4 KiB if measured, else the smallest threshold: where the goals' NULL call is measured. */
+    static int modeThreshold(int[] thresholds) {
+        return java.util.Arrays.stream(thresholds).anyMatch(t -> t == 4096) ? 4096 : thresholds[0];
     }
 
     private void progress(Point p) {
@@ -427,12 +442,12 @@ public final class LatencyCurve {
     // ------------------------------------------------------------------ RPC
 
     /**
-     * NULL and echo, answered before the handler returns from one reply buffer of the
-     * largest size, with the zero-allocation shapes the bench measures: an immediate handler
-     * (one reused call object, {@link CallHandler#immediate}) and {@link #call}'s callAndRead
-     * (issue 11 §1). The reply's slice is kept while its length repeats (it does, per point).
+     * The server's handler of every point (and of the in-memory pre-warm): NULL and echo,
+     * answered before the handler returns from one reply buffer of the largest size, with the
+     * zero-allocation shapes the bench measures: an immediate handler (one reused call object,
+     * {@link CallHandler#immediate}) and {@link #call}'s callAndRead (issue 11 §1). The reply's
+     * slice is kept while its length repeats (it does, per point).
      */
-    /** The server's handler of every point (and of the in-memory pre-warm). */
     static CallHandler handler(int largest) {
         return CallHandler.immediate(new Answer(largest));
     }
@@ -469,7 +484,11 @@ public final class LatencyCurve {
         final RpcRdmaClient client;
 
         Endpoints(int threshold, int largest) {
-            RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(threshold).withBusyPoll(busyPoll)
+            this(threshold, largest, LatencyCurve.this.mode());
+        }
+
+        Endpoints(int threshold, int largest, Mode mode) {
+            RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(threshold)
                     .withConnectTimeoutMillis(30_000).withReconnectAttempts(0);
             // Sizes past the default chunk limit (e.g. 16 MiB): room for one call and one reply
             // in chunk memory registered once, so the point measures transfers, not registrations.
@@ -478,11 +497,10 @@ public final class LatencyCurve {
                 o = o.withMaxChunkBytes(chunk).withMaxChunkSegments(Math.max(o.maxChunkSegments(), chunk >> 18))
                         .withChunkMemoryBytes(Math.max(o.chunkMemoryBytes(), 2L * chunk));
             }
-            RpcRdmaOptions so = serverSpinMicros < 0 ? o : o.withBusyPoll(false).withPollSpinMicros(serverSpinMicros);
-            server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), so, handler(largest), null);
+            server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), mode.server(o), handler(largest), null);
             RpcRdmaClient cl = null;
             try {
-                cl = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+                cl = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), mode.client(o));
             } finally {
                 if (cl == null) {
                     server.close();
@@ -593,23 +611,7 @@ public final class LatencyCurve {
                         continue;
                     }
                     try {
-                        Histogram h = new Histogram(3);
-                        long end = System.nanoTime() + warmupNanos;
-                        while (System.nanoTime() < end) {
-                            call(e, call, expect);
-                        }
-                        end = System.nanoTime() + measureNanos;
-                        long t;
-                        do {
-                            long t0 = System.nanoTime();
-                            boolean ok = call(e, call, expect);
-                            t = System.nanoTime();
-                            if (!ok) {
-                                throw new IllegalStateException("reply not of the " + expect + " bytes expected");
-                            }
-                            h.recordValue(t - t0);
-                        } while (t < end);
-                        progress(Point.of(series, op, threshold, size, h));
+                        progress(Point.of(series, op, threshold, size, measure(e, call, expect, warmupNanos)));
                     } catch (Exception ex) {
                         progress(Point.failed(series, op, threshold, size, "error: " + ex));
                         e.close();
@@ -626,89 +628,51 @@ public final class LatencyCurve {
         }
     }
 
-    // ------------------------------------------------------------------ perftest
+    /** Calls for {@code warmup}, then times each call for this run's measuring time. */
+    private Histogram measure(Endpoints e, MemorySegment call, int expect, long warmup)
+            throws InterruptedException, TimeoutException {
+        long end = System.nanoTime() + warmup;
+        while (System.nanoTime() < end) {
+            call(e, call, expect);
+        }
+        Histogram h = new Histogram(3);
+        end = System.nanoTime() + measureNanos;
+        long t;
+        do {
+            long t0 = System.nanoTime();
+            boolean ok = call(e, call, expect);
+            t = System.nanoTime();
+            if (!ok) {
+                throw new IllegalStateException("reply not of the " + expect + " bytes expected");
+            }
+            h.recordValue(t - t0);
+        } while (t < end);
+        return h;
+    }
+
+    /** This run's mode: busy-poll or events, the server perhaps adaptive ({@code --server-spin}). */
+    private Mode mode() {
+        return new Mode(busyPoll ? "busy" : "event", busyPoll, serverSpinMicros);
+    }
 
     /**
-     * One perftest latency run ({@code ib_send_lat}, {@code ib_read_lat} or
-     * {@code ib_write_lat}) at {@code size}: server and client on this device over rdma_cm,
-     * busy-polling, like our verbs series. The series is the tool's name, in round trips:
-     * send_lat and write_lat ping-pong and print half a round trip (doubled here); an RDMA
-     * Read is a round trip by itself and read_lat prints it whole. A run that crashes
-     * (perftest 4.5 under TCG once died with SIGSEGV at 1 KiB), hangs or prints no result is
-     * a missing point, never a failed bench. Output in {@code logs/TOOL-SIZE-{server,client}.log}.
+     * The NULL call with no arguments at inline threshold {@code threshold} in each completion
+     * mode ({@link Mode#BUSY}, {@link Mode#MIXED}, {@link Mode#EVENT}), one connection each, back
+     * to back: what {@link Goals} compares with ib_send_lat. Each warms up for at least 2 s: a
+     * mode's own paths (the channel wait, the adaptive spin) may not have run in this JVM yet.
      */
-    private Point perftest(String tool, int size, int port, Path logs) throws InterruptedException {
-        Point p = perftestOnce(tool, size, port, logs);
-        if (!p.ok()) {
-            // Under a loaded TCG guest the server sometimes is not listening yet when the
-            // client connects (rdma_cm REJECTED, reason 8: no listener): one retry on a fresh port.
-            Point again = perftestOnce(tool, size, port + 1000, logs);
-            return again.ok() ? again : p;
-        }
-        return p;
-    }
-
-    private Point perftestOnce(String tool, int size, int port, Path logs) throws InterruptedException {
-        double factor = tool.equals("ib_read_lat") ? 1 : 2;
-        String dev = firstNonEmpty(System.getenv("RDMA_VM_DEV"), System.getenv("RPCRDMA_TEST_DEVICE"));
-        int iterations = size >= 65536 ? (full ? 1000 : 200) : (full ? 5000 : 1000);
-        List<String> cmd = new ArrayList<>(List.of(tool, "-R", "-F", "-p", Integer.toString(port),
-                "-s", Integer.toString(size), "-n", Integer.toString(iterations)));
-        if (dev != null) {
-            cmd.addAll(List.of("-d", dev));
-        }
-        Path serverLog = logs.resolve(tool + "-" + size + "-server.log");
-        Path clientLog = logs.resolve(tool + "-" + size + "-client.log");
-        Process server = null;
-        Process client = null;
-        try {
-            server = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(serverLog.toFile()).start();
-            Thread.sleep(1000); // the server must be listening before the client's rdma_cm connect
-            List<String> ccmd = new ArrayList<>(cmd);
-            ccmd.add(ip.getHostAddress());
-            client = new ProcessBuilder(ccmd).redirectErrorStream(true).redirectOutput(clientLog.toFile()).start();
-            if (!client.waitFor(180, TimeUnit.SECONDS)) {
-                return Point.failed(tool, "", 0, size, "missing (timed out after 180 s)");
-            }
-            int rc = client.exitValue();
-            server.waitFor(10, TimeUnit.SECONDS);
-            for (String line : Files.readAllLines(clientLog)) {
-                // " #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%" (usec)
-                String[] f = line.trim().replace("-nan", "NaN").replace("nan", "NaN").replace("inf", "Infinity")
-                        .split("\\s+");
-                if (f.length >= 9 && f[0].equals(Integer.toString(size)) && f[1].equals(Integer.toString(iterations))) {
-                    double min = factor * Double.parseDouble(f[2]);
-                    double typical = factor * Double.parseDouble(f[4]);
-                    double avg = factor * Double.parseDouble(f[5]);
-                    double p99 = factor * Double.parseDouble(f[7]);
-                    double p999 = factor * Double.parseDouble(f[8]);
-                    if (!Double.isFinite(min + typical + avg + p99 + p999)) {
-                        // under TCG perftest sometimes reads no usable CPU clock and prints inf
-                        return Point.failed(tool, "", 0, size, "missing (it printed inf: no usable CPU clock)");
-                    }
-                    return new Point(tool, "", 0, size, "ok", iterations, min, typical, p99, p999, avg);
-                }
-            }
-            return Point.failed(tool, "", 0, size, "missing (exit " + rc + (rc > 128 ? ", signal "
-                    + (rc - 128) : "") + ", no result line; see " + clientLog + ")");
-        } catch (IOException | RuntimeException e) {
-            return Point.failed(tool, "", 0, size, "missing (" + e + ")");
-        } finally {
-            for (Process p : new Process[] {client, server}) {
-                if (p != null && p.isAlive()) {
-                    p.destroyForcibly();
-                    p.waitFor(5, TimeUnit.SECONDS);
-                }
+    private void runModes(int threshold) {
+        for (Mode m : new Mode[] {Mode.BUSY, Mode.MIXED, Mode.EVENT}) {
+            try (Endpoints e = new Endpoints(threshold, 0, m)) {
+                MemorySegment call = callMessage(PROC_NULL, 0);
+                progress(Point.of(m.series(), "null", threshold, 0,
+                        measure(e, call, REPLY_HEADER, Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(2)))));
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception ex) {
+                progress(Point.failed(m.series(), "null", threshold, 0, "error: " + ex));
             }
         }
-    }
-
-    private static String firstNonEmpty(String... v) {
-        for (String s : v) {
-            if (s != null && !s.isEmpty()) {
-                return s;
-            }
-        }
-        return null;
     }
 }

@@ -85,6 +85,8 @@ final class Report {
         matrix(o, "null (empty reply)", "null", false);
         o.println();
         ratios(o);
+        o.println();
+        Goals.print(points, o);
         if (!everyPoint) {
             o.flush();
             return w.toString();
