@@ -150,6 +150,28 @@ class EndpointVerbsTest {
         results(client.call(callMsg(200, 1, new byte[4])).get(30, TimeUnit.SECONDS)); // and wake for the next call
     }
 
+    /**
+     * Adaptive polling keeps a conversation hot: back-to-back calls find the server's poller
+     * still spinning (it reads the clock only now and then), not asleep on its channel.
+     */
+    @Test
+    void adaptiveServerStaysHotForBackToBackCalls() throws Exception {
+        start(OPTS.withBusyPoll(false).withPollSpinMicros(5000), echo());
+        Connection c = client.connection();
+        for (int i = 0; i < 20; i++) {
+            c.callAndWait(callMsg(0x100 + i, 1, new byte[4]), 30, TimeUnit.SECONDS).release();
+        }
+        long wakeups0 = server.stats().channelWakeups.sum();
+        int n = 200;
+        for (int i = 0; i < n; i++) {
+            byte[] a = {(byte) i, 1, 2, 3};
+            assertArrayEquals(a, results(c.callAndWait(callMsg(0x400 + i, 1, a), 30, TimeUnit.SECONDS)));
+        }
+        long wakeups = server.stats().channelWakeups.sum() - wakeups0;
+        // each call comes well within 5 ms of the last completion: the server never needs its channel
+        assertTrue(wakeups <= n / 10, "the server woke from its channel " + wakeups + " times in " + n + " calls");
+    }
+
     @Test
     void eventModeCallerSleepsOnTheChannelItselfNoHandOff() throws Exception {
         start(OPTS, echo()); // defaults: completion events, no spin

@@ -22,6 +22,7 @@ import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.RpcRdmaServer;
+import org.rpcrdma.transport.RpcRdmaStats;
 import org.rpcrdma.transport.wire.Xdr;
 
 /**
@@ -665,8 +666,18 @@ public final class LatencyCurve {
         for (Mode m : new Mode[] {Mode.BUSY, Mode.MIXED, Mode.EVENT}) {
             try (Endpoints e = new Endpoints(threshold, 0, m)) {
                 MemorySegment call = callMessage(PROC_NULL, 0);
-                progress(Point.of(m.series(), "null", threshold, 0,
-                        measure(e, call, REPLY_HEADER, Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(2)))));
+                RpcRdmaStats server = e.server.stats();
+                RpcRdmaStats client = e.client.connection().stats();
+                long calls = client.callsSent.sum();
+                long serverWakeups = server.channelWakeups.sum();
+                long clientWakeups = client.channelWakeups.sum();
+                Histogram h = measure(e, call, REPLY_HEADER, Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(2)));
+                // the counters that explain a mode's time: how often each end slept on its channel
+                calls = client.callsSent.sum() - calls;
+                out.printf(Locale.ROOT, "[bench] %s: %.3f server and %.3f client channel wake-ups per call (%d calls)%n",
+                        m.series(), (server.channelWakeups.sum() - serverWakeups) / (double) calls,
+                        (client.channelWakeups.sum() - clientWakeups) / (double) calls, calls);
+                progress(Point.of(m.series(), "null", threshold, 0, h));
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
                 return;
