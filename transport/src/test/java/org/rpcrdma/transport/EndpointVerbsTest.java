@@ -156,7 +156,9 @@ class EndpointVerbsTest {
      */
     @Test
     void adaptiveServerStaysHotForBackToBackCalls() throws Exception {
-        start(OPTS.withBusyPoll(false).withPollSpinMicros(5000), echo());
+        // a window of 1 s, the longest allowed: at 5 ms the server still slept before 47 of 200
+        // calls in the guest while the host was loaded (a starved TCG guest's round trip takes ms)
+        start(OPTS.withBusyPoll(false).withPollSpinMicros(1_000_000), echo());
         Connection c = client.connection();
         for (int i = 0; i < 20; i++) {
             c.callAndWait(callMsg(0x100 + i, 1, new byte[4]), 30, TimeUnit.SECONDS).release();
@@ -168,7 +170,7 @@ class EndpointVerbsTest {
             assertArrayEquals(a, results(c.callAndWait(callMsg(0x400 + i, 1, a), 30, TimeUnit.SECONDS)));
         }
         long wakeups = server.stats().channelWakeups.sum() - wakeups0;
-        // each call comes well within 5 ms of the last completion: the server never needs its channel
+        // each call comes well within 1 s of the last completion: the server never needs its channel
         assertTrue(wakeups <= n / 10, "the server woke from its channel " + wakeups + " times in " + n + " calls");
     }
 
