@@ -2,6 +2,8 @@ package org.rpcrdma.transport;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.OpaqueAuth;
@@ -34,6 +36,15 @@ import org.rpcrdma.transport.wire.XdrWriter;
  */
 final class Responder {
     private static final System.Logger LOG = System.getLogger(Responder.class.getName());
+    private static final VarHandle IMMEDIATE_THREAD;
+
+    static {
+        try {
+            IMMEDIATE_THREAD = MethodHandles.lookup().findVarHandle(Responder.class, "immediateThread", Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final Connection conn;
     private final boolean client;
@@ -49,10 +60,19 @@ final class Responder {
     private final AtomicInteger outstanding = new AtomicInteger();
     private final AtomicInteger highWater = new AtomicInteger();
     private volatile CallHandler handler;
-    /** The call object of immediate handlers ({@link #handleImmediate}), and whether it is in use. */
+    /**
+     * The call object of immediate handlers ({@link #handleImmediate}), and whether it is in
+     * use: dispatch is one completion thread at a time, whose hand-over orders its fields.
+     */
     private final Call immediate;
-    private volatile boolean immediateBusy;
-    /** The thread an immediate handler runs on now, or null: the one that may use {@link #immediate}. */
+    private boolean immediateBusy;
+    /**
+     * The thread an immediate handler runs on now, or null: the one that may use
+     * {@link #immediate}. Read as a volatile, written with release stores (a full fence
+     * each, four per call, bought nothing): a thread checking whether it is the one never
+     * sees itself unless it is, since its own last store here was its null at the end of
+     * its handler, and only later stores follow it.
+     */
     private volatile Thread immediateThread;
 
     Responder(Connection conn, boolean client, int grantToPeer, int sendInline, SendQueue sends, RpcRdmaStats stats,
@@ -117,7 +137,9 @@ final class Responder {
             return false;
         }
         int now = outstanding.incrementAndGet();
-        highWater.accumulateAndGet(now, Math::max);
+        if (now > highWater.get()) {
+            highWater.accumulateAndGet(now, Math::max); // rarely: no compare-and-set per call
+        }
         if (now > grantToPeer) {
             // The peer exceeded the credits we granted: a conforming peer never does.
             stats.creditViolations.increment();
@@ -163,7 +185,7 @@ final class Responder {
     private void handleImmediate(ImmediateHandler imm, int xid, MemorySegment view, int slot) {
         immediateBusy = true;
         Call c = immediate;
-        immediateThread = Thread.currentThread(); // ORDER: before reuse makes the call unanswered
+        IMMEDIATE_THREAD.setRelease(this, Thread.currentThread()); // ORDER: before reuse makes the call unanswered
         c.reuse(xid, view, slot);
         try {
             imm.handler().handle(c);
@@ -176,7 +198,7 @@ final class Responder {
                         + " answered SYSTEM_ERR", conn, Integer.toHexString(xid));
                 c.answerIfUnanswered(systemError(xid));
             }
-            immediateThread = null; // ORDER: after the call was answered
+            IMMEDIATE_THREAD.setRelease(this, (Thread) null); // ORDER: after the call was answered
             immediateBusy = false;
         }
     }
@@ -298,16 +320,18 @@ final class Responder {
             this.chunks = chunks;
         }
 
-        /** Makes the immediate handlers' object the call {@code xid} in receive buffer {@code slot}. */
+        /**
+         * Makes the immediate handlers' object the call {@code xid} in receive buffer
+         * {@code slot}. No lock: its fields are the dispatching thread's (see {@link #reply}).
+         */
         private void reuse(int newXid, MemorySegment view, int slot) {
-            synchronized (this) {
-                xid = newXid;
-                answered = false;
-            }
+            xid = newXid;
+            answered = false;
             msg.reuse(view, slot);
         }
 
-        private synchronized boolean isAnswered() {
+        /** The immediate call's, by its dispatching thread. */
+        private boolean isAnswered() {
             return answered;
         }
 
@@ -348,15 +372,23 @@ final class Responder {
 
         @Override
         public void reply(MemorySegment rpcReply, MemorySegment payload) {
-            synchronized (this) {
-                if (answered) {
-                    throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
-                }
-                if (this == immediate && immediateThread != Thread.currentThread()) {
+            if (this == immediate) {
+                // Confined to the dispatching thread, which alone writes its fields: no lock.
+                if (immediateThread != Thread.currentThread()) {
                     throw new IllegalStateException("a call to an immediate handler is answered by that handler, on"
                             + " its thread, before it returns");
                 }
+                if (answered) {
+                    throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
+                }
                 answered = true;
+            } else {
+                synchronized (this) {
+                    if (answered) {
+                        throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
+                    }
+                    answered = true;
+                }
             }
             try {
                 if (rpcReply.byteSize() < 8 || Xdr.getInt(rpcReply, 0) != xid || Xdr.getInt(rpcReply, 4) != OncRpc.REPLY) {
