@@ -20,6 +20,15 @@ public interface ReceiveQueue {
      */
     int replenish(int required);
 
+    /**
+     * {@link #replenish}, called by the completion thread after {@link #completed}: an
+     * implementation may skip its lock when enough are posted, since only the completion
+     * thread takes POSTED buffers away (what it reads can only be short of the truth).
+     */
+    default int replenishAfterCompletion(int required) {
+        return replenish(required);
+    }
+
     /** {@link #replenish}, then whether at least {@code required} are POSTED, atomically. */
     boolean ensurePosted(int required);
 
