@@ -54,7 +54,7 @@ public final class ReceivePool implements ReceiveQueue {
     private final int batch;
     private final int[] scratch;
     private final Poster poster;
-    /** Written under the lock; {@link #replenishAfterCompletion} reads it without (opaque). */
+    /** Written under the lock; read without it (opaque) where an old value is as good as a locked one. */
     private int posted;
     private int free;
     private int freeCursor;
@@ -155,12 +155,20 @@ public final class ReceivePool implements ReceiveQueue {
 
     /**
      * {@link #replenish}, then whether at least {@code required} are POSTED (false when too
-     * few buffers are FREE: the holders have them), in one acquisition of the lock.
+     * few buffers are FREE: the holders have them), in one acquisition of the lock; no
+     * lock when the count read without it is enough.
      */
     @Override
-    public synchronized boolean ensurePosted(int required) {
-        replenish(required);
-        return posted >= required;
+    public boolean ensurePosted(int required) {
+        if (required <= (int) POSTED_COUNT.getOpaque(this)) {
+            // Enough, as of a moment ago: the same answer the lock would have given then,
+            // and receives completed since were for messages that no longer need one.
+            return true;
+        }
+        synchronized (this) {
+            replenish(required);
+            return posted >= required;
+        }
     }
 
     /** A receive completed successfully: POSTED → HELD. */

@@ -29,7 +29,11 @@ public interface ReceiveQueue {
         return replenish(required);
     }
 
-    /** {@link #replenish}, then whether at least {@code required} are POSTED, atomically. */
+    /**
+     * {@link #replenish}, then whether at least {@code required} are POSTED, atomically (or
+     * whether they were at one moment of the call, which is as good: a receive completed
+     * after it was one the sender no longer counts on).
+     */
     boolean ensurePosted(int required);
 
     /** A receive completed successfully: POSTED → HELD; its buffer. */
