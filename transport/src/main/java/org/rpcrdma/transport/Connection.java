@@ -700,7 +700,7 @@ public final class Connection implements AutoCloseable {
         try {
             // ORDER: repost before handling, so that a reply we send (which lets the peer
             // send another message) never finds fewer receives posted than credits granted.
-            receives.replenish(requester.requiredReceives());
+            receives.replenishAfterCompletion(requester.requiredReceives());
             keep = unmarshal.dispatch(slot, buf, length);
         } catch (RuntimeException e) {
             sends.noteFailure(e);

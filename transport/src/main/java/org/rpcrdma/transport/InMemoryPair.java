@@ -161,20 +161,30 @@ public final class InMemoryPair implements AutoCloseable {
      */
     private void transmit(int kind, End target, int slot, int length, boolean drain) {
         synchronized (wire) {
-            if (count == kinds.length) {
-                grow();
-            }
-            int i = (head + count) % kinds.length;
-            kinds[i] = kind;
-            targets[i] = target;
-            slots[i] = slot;
-            lengths[i] = length;
-            count++;
+            enqueue(kind, target, slot, length);
             if (draining || !drain) {
                 return;
             }
             draining = true;
         }
+        drain();
+    }
+
+    /** Caller holds the wire lock. */
+    private void enqueue(int kind, End target, int slot, int length) {
+        if (count == kinds.length) {
+            grow();
+        }
+        int i = (head + count) % kinds.length;
+        kinds[i] = kind;
+        targets[i] = target;
+        slots[i] = slot;
+        lengths[i] = length;
+        count++;
+    }
+
+    /** Runs queued deliveries on this thread until none is left; the caller set {@code draining}. */
+    private void drain() {
         while (true) {
             int k;
             End t;
@@ -193,12 +203,16 @@ public final class InMemoryPair implements AutoCloseable {
                 head = (head + 1) % kinds.length;
                 count--;
             }
-            switch (k) {
-                case RECEIVE -> t.conn.onReceive(sl, len);
-                case SEND_DONE -> t.conn.onSendCompleted(sl);
-                case RDMA_DONE -> t.conn.onRdmaCompleted(sl);
-                default -> t.conn.onLinkLost(new RpcRdmaException("in-memory link disconnected"));
-            }
+            deliver(k, t, sl, len);
+        }
+    }
+
+    private static void deliver(int kind, End target, int slot, int length) {
+        switch (kind) {
+            case RECEIVE -> target.conn.onReceive(slot, length);
+            case SEND_DONE -> target.conn.onSendCompleted(slot);
+            case RDMA_DONE -> target.conn.onRdmaCompleted(slot);
+            default -> target.conn.onLinkLost(new RpcRdmaException("in-memory link disconnected"));
         }
     }
 
@@ -225,6 +239,7 @@ public final class InMemoryPair implements AutoCloseable {
     /** One side's "QP": its posted receives, in order. */
     private final class End implements Link, RegisteredBuffer.Holder {
         Connection conn;
+        /** Guarded by the wire lock (a Send takes a receive and queues its delivery in one acquisition). */
         final ArrayDeque<Integer> posted = new ArrayDeque<>();
         End peer;
         volatile boolean down;
@@ -374,25 +389,43 @@ public final class InMemoryPair implements AutoCloseable {
             if (down) {
                 return;
             }
-            Integer r;
-            synchronized (peer.posted) {
-                r = peer.posted.poll();
+            int recv;
+            synchronized (wire) {
+                Integer r = peer.posted.poll();
+                if (r == null) {
+                    recv = -1;
+                } else {
+                    recv = r;
+                    // ORDER: copied before its delivery is queued (another thread may run the queue)
+                    MemorySegment.copy(buffer, 0, peer.conn.receiveBuffer(recv), 0, length);
+                    if (draining || count > 0) {
+                        enqueue(RECEIVE, peer, recv, length);
+                        if (signalled) {
+                            enqueue(SEND_DONE, this, slot, 0);
+                        }
+                        if (draining) {
+                            return;
+                        }
+                        recv = -2; // queued behind RDMA completions: drain them all in order
+                    } else if (signalled) {
+                        enqueue(SEND_DONE, this, slot, 0); // after the receive, delivered first below
+                    }
+                    draining = true;
+                }
             }
-            if (r == null) {
+            if (recv == -1) {
                 disconnect(); // like RNR with rnr_retry_count 0
                 return;
             }
-            int recv = r;
-            MemorySegment.copy(buffer, 0, peer.conn.receiveBuffer(recv), 0, length);
-            transmit(RECEIVE, peer, recv, length);
-            if (signalled) {
-                transmit(SEND_DONE, this, slot, 0);
+            if (recv >= 0) {
+                deliver(RECEIVE, peer, recv, length); // first in line: no trip through the queue
             }
+            drain();
         }
 
         @Override
         public void postReceives(int[] slots, int count) {
-            synchronized (posted) {
+            synchronized (wire) {
                 for (int i = 0; i < count; i++) {
                     posted.add(slots[i]);
                 }

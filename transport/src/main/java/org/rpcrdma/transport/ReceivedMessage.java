@@ -55,13 +55,15 @@ public final class ReceivedMessage implements AutoCloseable {
         return m;
     }
 
-    /** Makes this the message in receive buffer {@code slot} at {@code view} (its immediate handler reads it). */
+    /**
+     * Makes this the message in receive buffer {@code slot} at {@code view} (its immediate
+     * handler reads it). No lock: the dispatching thread alone touches it until the handler
+     * returns ({@link #release} and {@link #bytes} check that).
+     */
     void reuse(MemorySegment view, int slot) {
-        synchronized (this) {
-            this.bytes = view;
-            this.slot = slot;
-            this.released = false;
-        }
+        this.bytes = view;
+        this.slot = slot;
+        this.released = false;
     }
 
     /**
@@ -91,11 +93,18 @@ public final class ReceivedMessage implements AutoCloseable {
     }
 
     public void release() {
-        synchronized (this) {
-            if (released) {
+        if (placed == REUSED && owner.isImmediateDispatcher(Thread.currentThread())) {
+            if (released) { // the dispatching thread's own: no lock
                 return;
             }
             released = true;
+        } else {
+            synchronized (this) {
+                if (released) {
+                    return;
+                }
+                released = true;
+            }
         }
         if (owner != null) {
             owner.releaseReceive(slot);

@@ -42,7 +42,13 @@ final class Requester {
      * for 12 % of event-mode calls in the guest profile).
      */
     private volatile int requiredReceives;
-    private boolean headBlockedOnReceive;
+    /**
+     * The head waiting call could not be sent for want of a posted receive: only then can a
+     * released buffer let a call go, so {@link #pump} takes the lock only then (a release
+     * per message on each side otherwise took it for nothing). Written under the lock, read
+     * without it.
+     */
+    private volatile boolean headBlockedOnReceive;
     private boolean closed;
     /** Whether {@link CallTimer} sweeps this requester (it has, or had at the last tick, timed calls). */
     private boolean watched;
@@ -176,10 +182,15 @@ final class Requester {
         return false;
     }
 
-    /** Sends waiting calls the window and the receive queue now allow (a credit or buffer came back). */
+    /** A receive buffer came back: sends waiting calls it lets go, if the head waited for one. */
     void pump() {
+        if (!headBlockedOnReceive) {
+            return;
+        }
         synchronized (this) {
-            if (!closed) {
+            if (waiting.isEmpty()) {
+                headBlockedOnReceive = false; // that head went (abandoned, or the connection closed)
+            } else if (!closed) {
                 pumpLocked();
             }
         }
@@ -202,12 +213,17 @@ final class Requester {
             }
             if (!posted) {
                 if (!headBlockedOnReceive) {
+                    // ORDER: the flag before a second look, so that a buffer released after
+                    // the first look either is seen now or finds the flag and pumps.
                     headBlockedOnReceive = true;
                     stats.receiveBufferWaits.increment();
+                    continue;
                 }
                 return true;
             }
-            headBlockedOnReceive = false;
+            if (headBlockedOnReceive) {
+                headBlockedOnReceive = false;
+            }
             waiting.pollFirst();
             credits.tryAcquire();
             requiredReceives = credits.outstanding() + grantToPeer;

@@ -2,6 +2,8 @@ package org.rpcrdma.transport;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.OpaqueAuth;
@@ -34,6 +36,18 @@ import org.rpcrdma.transport.wire.XdrWriter;
  */
 final class Responder {
     private static final System.Logger LOG = System.getLogger(Responder.class.getName());
+    private static final VarHandle IMMEDIATE_THREAD;
+    private static final VarHandle IMMEDIATE_OUTSTANDING;
+
+    static {
+        try {
+            var l = MethodHandles.lookup();
+            IMMEDIATE_THREAD = l.findVarHandle(Responder.class, "immediateThread", Thread.class);
+            IMMEDIATE_OUTSTANDING = l.findVarHandle(Responder.class, "immediateOutstanding", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final Connection conn;
     private final boolean client;
@@ -46,13 +60,29 @@ final class Responder {
     private final int maxChunkBytes;
     private final int maxChunkSegments;
     private final boolean canRdma;
+    /** Peer calls received and not yet answered, but for the immediate handler's. */
     private final AtomicInteger outstanding = new AtomicInteger();
+    /**
+     * 1 while the immediate handler's call is unanswered: that call is answered before its
+     * dispatch returns, on the dispatching thread, so it is counted here by that thread
+     * alone (release stores; an atomic increment and decrement per call otherwise).
+     */
+    private volatile int immediateOutstanding;
     private final AtomicInteger highWater = new AtomicInteger();
     private volatile CallHandler handler;
-    /** The call object of immediate handlers ({@link #handleImmediate}), and whether it is in use. */
+    /**
+     * The call object of immediate handlers ({@link #handleImmediate}), and whether it is in
+     * use: dispatch is one completion thread at a time, whose hand-over orders its fields.
+     */
     private final Call immediate;
-    private volatile boolean immediateBusy;
-    /** The thread an immediate handler runs on now, or null: the one that may use {@link #immediate}. */
+    private boolean immediateBusy;
+    /**
+     * The thread an immediate handler runs on now, or null: the one that may use
+     * {@link #immediate}. Read as a volatile, written with release stores (a full fence
+     * each, four per call, bought nothing): a thread checking whether it is the one never
+     * sees itself unless it is, since its own last store here was its null at the end of
+     * its handler, and only later stores follow it.
+     */
     private volatile Thread immediateThread;
 
     Responder(Connection conn, boolean client, int grantToPeer, int sendInline, SendQueue sends, RpcRdmaStats stats,
@@ -116,36 +146,42 @@ final class Responder {
             stats.creditViolations.increment();
             return false;
         }
-        int now = outstanding.incrementAndGet();
-        highWater.accumulateAndGet(now, Math::max);
+        long off = h.messageOffset();
+        int len = h.messageLength();
+        boolean imm = !chunked && hd instanceof ImmediateHandler && !immediateBusy
+                && (client || !BackchannelControl.isControlCall(buf, off, len));
+        int now = imm ? outstanding.get() + 1 : outstanding.incrementAndGet();
+        if (now > highWater.get()) {
+            highWater.accumulateAndGet(now, Math::max); // rarely: no compare-and-set per call
+        }
         if (now > grantToPeer) {
             // The peer exceeded the credits we granted: a conforming peer never does.
             stats.creditViolations.increment();
-            outstanding.decrementAndGet();
+            if (!imm) {
+                outstanding.decrementAndGet();
+            }
             conn.lost(new RpcRdmaException("peer exceeded its " + grantToPeer + " credits"));
             return false;
         }
         if (chunked) {
             return onChunkedCall(h, slot, buf, hd);
         }
-        long off = h.messageOffset();
-        int len = h.messageLength();
         int xid = h.rpcXid();
+        if (imm) {
+            handleImmediate((ImmediateHandler) hd, xid, conn.messageView(slot, off, len), slot);
+            return true;
+        }
         if (!client && BackchannelControl.isControlCall(buf, off, len)) {
             long instance = BackchannelControl.clientInstance(buf, off, len);
             conn.backwardChunks(BackchannelControl.takesChunks(buf, off, len));
             conn.markBackchannelReady(); // ORDER: before the reply, which lets the client's caller go on
-            sendReply(xid, BackchannelControl.acceptedReply(xid), 0);
+            sendReply(null, xid, BackchannelControl.acceptedReply(xid), 0);
             conn.backchannelEnabled(instance);
             return false;
         }
         if (hd == null) {
             outstanding.decrementAndGet();
             return false;
-        }
-        if (hd instanceof ImmediateHandler imm && !immediateBusy) {
-            handleImmediate(imm, xid, conn.messageView(slot, off, len), slot);
-            return true;
         }
         handle(hd, new Call(xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot),
                 CallChunks.NONE));
@@ -162,8 +198,9 @@ final class Responder {
      */
     private void handleImmediate(ImmediateHandler imm, int xid, MemorySegment view, int slot) {
         immediateBusy = true;
+        IMMEDIATE_OUTSTANDING.setRelease(this, 1);
         Call c = immediate;
-        immediateThread = Thread.currentThread(); // ORDER: before reuse makes the call unanswered
+        IMMEDIATE_THREAD.setRelease(this, Thread.currentThread()); // ORDER: before reuse makes the call unanswered
         c.reuse(xid, view, slot);
         try {
             imm.handler().handle(c);
@@ -176,7 +213,7 @@ final class Responder {
                         + " answered SYSTEM_ERR", conn, Integer.toHexString(xid));
                 c.answerIfUnanswered(systemError(xid));
             }
-            immediateThread = null; // ORDER: after the call was answered
+            IMMEDIATE_THREAD.setRelease(this, (Thread) null); // ORDER: after the call was answered
             immediateBusy = false;
         }
     }
@@ -255,25 +292,34 @@ final class Responder {
 
     /**
      * Sends a reply that was checked to fit, by Send with Invalidate of {@code invalidateRkey}
-     * unless it is 0; the call is answered.
+     * unless it is 0; the call ({@code c}, or null for one with no call object) is answered.
      */
-    private void sendReply(int xid, MemorySegment rpcReply, int invalidateRkey) {
-        outstanding.decrementAndGet();
+    private void sendReply(Call c, int xid, MemorySegment rpcReply, int invalidateRkey) {
+        answered(c); // ORDER: before the Send that lets the peer call again
         // A Reply's rdma_credit grants the peer credits for its direction (RFC 8166 §3.3.3).
         sends.sendMessage(xid, grantToPeer, rpcReply, invalidateRkey);
         stats.repliesSent.increment();
     }
 
     /** Answers the call with ERR_CHUNK instead of a reply that cannot be sent; the call is answered. */
-    private void refuse(int xid) {
-        outstanding.decrementAndGet();
+    private void refuse(Call c, int xid) {
+        answered(c);
         stats.repliesRefused.increment();
         sendError(xid, RpcRdma.ERR_CHUNK);
     }
 
+    /** {@code c} (null: a call with no call object) no longer counts against the peer's credits. */
+    private void answered(Call c) {
+        if (c == immediate) {
+            IMMEDIATE_OUTSTANDING.setRelease(this, 0);
+        } else {
+            outstanding.decrementAndGet();
+        }
+    }
+
     /** Peer calls outstanding now (received, not yet answered). */
     int outstanding() {
-        return outstanding.get();
+        return outstanding.get() + immediateOutstanding;
     }
 
     int highWater() {
@@ -298,16 +344,18 @@ final class Responder {
             this.chunks = chunks;
         }
 
-        /** Makes the immediate handlers' object the call {@code xid} in receive buffer {@code slot}. */
+        /**
+         * Makes the immediate handlers' object the call {@code xid} in receive buffer
+         * {@code slot}. No lock: its fields are the dispatching thread's (see {@link #reply}).
+         */
         private void reuse(int newXid, MemorySegment view, int slot) {
-            synchronized (this) {
-                xid = newXid;
-                answered = false;
-            }
+            xid = newXid;
+            answered = false;
             msg.reuse(view, slot);
         }
 
-        private synchronized boolean isAnswered() {
+        /** The immediate call's, by its dispatching thread. */
+        private boolean isAnswered() {
             return answered;
         }
 
@@ -348,43 +396,51 @@ final class Responder {
 
         @Override
         public void reply(MemorySegment rpcReply, MemorySegment payload) {
-            synchronized (this) {
-                if (answered) {
-                    throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
-                }
-                if (this == immediate && immediateThread != Thread.currentThread()) {
+            if (this == immediate) {
+                // Confined to the dispatching thread, which alone writes its fields: no lock.
+                if (immediateThread != Thread.currentThread()) {
                     throw new IllegalStateException("a call to an immediate handler is answered by that handler, on"
                             + " its thread, before it returns");
                 }
+                if (answered) {
+                    throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
+                }
                 answered = true;
+            } else {
+                synchronized (this) {
+                    if (answered) {
+                        throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
+                    }
+                    answered = true;
+                }
             }
             try {
                 if (rpcReply.byteSize() < 8 || Xdr.getInt(rpcReply, 0) != xid || Xdr.getInt(rpcReply, 4) != OncRpc.REPLY) {
-                    refuse(xid);
+                    refuse(this, xid);
                     throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
                             + " is not an RPC REPLY with that XID; the requester was answered RDMA_ERROR/ERR_CHUNK");
                 }
                 if (chunks.isEmpty()) {
                     if (payload != null) {
-                        refuse(xid);
+                        refuse(this, xid);
                         throw new ReplyRefusedException(conn + ": call 0x" + Integer.toHexString(xid)
                                 + " offered no write chunk for a DDP result; the requester was answered RDMA_ERROR/ERR_CHUNK");
                     }
                     if (!Marshal.fitsInline(rpcReply.byteSize(), sendInline)) {
-                        refuse(xid);
+                        refuse(this, xid);
                         throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
                                 + " is " + rpcReply.byteSize() + " bytes, over the " + Marshal.inlineLimit(sendInline)
                                 + " bytes that fit the negotiated inline threshold of " + sendInline + ", and the call"
                                 + " offered no Reply chunk; the requester was answered RDMA_ERROR/ERR_CHUNK");
                     }
-                    sendReply(xid, rpcReply, chunks.invalidateRkey);
+                    sendReply(this, xid, rpcReply, chunks.invalidateRkey);
                     return;
                 }
                 outstanding.decrementAndGet(); // ORDER: before the Send that lets the peer call again
                 String why = writer.send(xid, grantToPeer, rpcReply, chunks, payload);
                 if (why != null) {
                     outstanding.incrementAndGet(); // nothing was sent: refuse() answers it
-                    refuse(xid);
+                    refuse(this, xid);
                     throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
                             + " cannot be sent: " + why + "; the requester was answered RDMA_ERROR/ERR_CHUNK");
                 }

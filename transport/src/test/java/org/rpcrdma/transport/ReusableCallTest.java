@@ -312,6 +312,26 @@ class ReusableCallTest {
         }
     }
 
+    @Test
+    void anImmediateCallCountsAgainstThePeersCreditsUntilItIsAnswered() throws Exception {
+        int[] seen = new int[2];
+        MemorySegment reply = MemorySegment.ofArray(new byte[24]);
+        CallHandler h = CallHandler.immediate(c -> {
+            seen[0] = c.connection().peerOutstandingCalls();
+            Xdr.putInt(reply, 0, c.xid());
+            Xdr.putInt(reply, 4, OncRpc.REPLY);
+            c.reply(reply);
+            seen[1] = c.connection().peerOutstandingCalls();
+        });
+        try (InMemoryPair pair = InMemoryPair.open(RpcRdmaOptions.defaults(), h)) {
+            pair.client().callAndRead(callMsg(90, 1, ARGS), r -> null, 5, TimeUnit.SECONDS);
+            assertEquals(1, seen[0], "unanswered, it holds one of the peer's credits");
+            assertEquals(0, seen[1], "answered, it holds none");
+            assertEquals(1, pair.server().peerCallHighWater());
+            assertEquals(0, pair.server().peerOutstandingCalls());
+        }
+    }
+
     // ---------------------------------------------------------------- allocation
 
     /**

@@ -1,6 +1,8 @@
 package org.rpcrdma.transport.core;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * The receive buffers of one connection's QP, used by both directions (RFC 8167 §4;
@@ -29,6 +31,15 @@ public final class ReceivePool implements ReceiveQueue {
     private static final byte FREE = 0;
     private static final byte POSTED = 1;
     private static final byte HELD = 2;
+    private static final VarHandle POSTED_COUNT;
+
+    static {
+        try {
+            POSTED_COUNT = MethodHandles.lookup().findVarHandle(ReceivePool.class, "posted", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final MemorySegment memory;
     private final MemorySegment[] buffers;
@@ -43,6 +54,7 @@ public final class ReceivePool implements ReceiveQueue {
     private final int batch;
     private final int[] scratch;
     private final Poster poster;
+    /** Written under the lock; read without it (opaque) where an old value is as good as a locked one. */
     private int posted;
     private int free;
     private int freeCursor;
@@ -124,13 +136,39 @@ public final class ReceivePool implements ReceiveQueue {
     }
 
     /**
-     * {@link #replenish}, then whether at least {@code required} are POSTED (false when too
-     * few buffers are FREE: the holders have them), in one acquisition of the lock.
+     * {@link #replenish} for the completion thread, right after a receive completed: no lock
+     * while {@code required} are still posted (most completions, with batched posting).
+     * Only the completion thread makes {@code posted} smaller ({@link #completed},
+     * {@link #flushed}) and it sees its own writes; other threads only make it larger, so
+     * what it reads here without the lock is never more than the truth: it skips only when
+     * the locked path would post nothing. (Two exceptions, both once the QP is gone: a
+     * post that failed takes back the count it added, and {@link #shutdown} clears it; no
+     * receive is worth posting then.)
      */
     @Override
-    public synchronized boolean ensurePosted(int required) {
-        replenish(required);
-        return posted >= required;
+    public int replenishAfterCompletion(int required) {
+        if (required <= (int) POSTED_COUNT.getOpaque(this)) {
+            return 0;
+        }
+        return replenish(required);
+    }
+
+    /**
+     * {@link #replenish}, then whether at least {@code required} are POSTED (false when too
+     * few buffers are FREE: the holders have them), in one acquisition of the lock; no
+     * lock when the count read without it is enough.
+     */
+    @Override
+    public boolean ensurePosted(int required) {
+        if (required <= (int) POSTED_COUNT.getOpaque(this)) {
+            // Enough, as of a moment ago: the same answer the lock would have given then,
+            // and receives completed since were for messages that no longer need one.
+            return true;
+        }
+        synchronized (this) {
+            replenish(required);
+            return posted >= required;
+        }
     }
 
     /** A receive completed successfully: POSTED → HELD. */

@@ -20,7 +20,20 @@ public interface ReceiveQueue {
      */
     int replenish(int required);
 
-    /** {@link #replenish}, then whether at least {@code required} are POSTED, atomically. */
+    /**
+     * {@link #replenish}, called by the completion thread after {@link #completed}: an
+     * implementation may skip its lock when enough are posted, since only the completion
+     * thread takes POSTED buffers away (what it reads can only be short of the truth).
+     */
+    default int replenishAfterCompletion(int required) {
+        return replenish(required);
+    }
+
+    /**
+     * {@link #replenish}, then whether at least {@code required} are POSTED, atomically (or
+     * whether they were at one moment of the call, which is as good: a receive completed
+     * after it was one the sender no longer counts on).
+     */
     boolean ensurePosted(int required);
 
     /** A receive completed successfully: POSTED → HELD; its buffer. */

@@ -6,7 +6,8 @@ package org.rpcrdma.transport.core;
  * every {@code signalEvery}-th is signalled, and because an RC send queue completes in
  * order, its completion frees it and every earlier context at once. A full ring makes
  * the sender queue its message (the owner keeps that queue), so the send queue can never
- * overflow. Thread-safe.
+ * overflow. Not thread-safe: the owning send queue's lock guards it (it is held across
+ * acquire, signal and post anyway, so Sends go out in ring order).
  */
 public final class SendContextRing {
     private final int size;
@@ -31,7 +32,7 @@ public final class SendContextRing {
     }
 
     /** A free slot, or -1 if the ring is full. */
-    public synchronized int tryAcquire() {
+    public int tryAcquire() {
         if (head - tail >= size) {
             return -1;
         }
@@ -43,7 +44,7 @@ public final class SendContextRing {
      * Send, in posting order. Forces a signal when the ring is full, so a completion
      * always comes to free it.
      */
-    public synchronized boolean shouldSignal() {
+    public boolean shouldSignal() {
         if (++sinceSignal >= signalEvery || head - tail >= size) {
             sinceSignal = 0;
             return true;
@@ -52,7 +53,7 @@ public final class SendContextRing {
     }
 
     /** A signalled Send from {@code slot} completed: it and every older context are free. */
-    public synchronized void completed(int slot) {
+    public void completed(int slot) {
         if (head == tail) {
             throw new IllegalStateException("send completion for slot " + slot + " with no Send outstanding");
         }
@@ -65,12 +66,12 @@ public final class SendContextRing {
     }
 
     /** Everything outstanding is gone (QP flushed or destroyed). */
-    public synchronized void reset() {
+    public void reset() {
         tail = head;
         sinceSignal = 0;
     }
 
-    public synchronized int inUse() {
+    public int inUse() {
         return (int) (head - tail);
     }
 

@@ -11,8 +11,9 @@ import java.util.function.LongConsumer;
  * another caller (cf. Linux {@code rpcrdma_reply_handler}: "reply for unknown xid").
  *
  * <p>Open addressing with linear probing over a power-of-two array sized at construction,
- * so insert and remove allocate nothing. Thread-safe (one lock; contention is bounded by
- * the credit window).
+ * so insert and remove allocate nothing. Not thread-safe: the owning requester's lock
+ * guards it (every use is under that lock already; a lock of its own cost two atomic
+ * operations per put, contains and remove on the call path).
  *
  * @param <T> the per-call state
  */
@@ -57,7 +58,7 @@ public final class XidTable<T> {
      * @throws IllegalStateException if the XID is already outstanding in this direction or
      *         the table is full (a credit-accounting bug)
      */
-    public synchronized void put(int xid, T call) {
+    public void put(int xid, T call) {
         if (call == null) {
             throw new NullPointerException("call");
         }
@@ -88,7 +89,7 @@ public final class XidTable<T> {
 
     /** Removes the call if present (abandon/timeout); no counting. */
     @SuppressWarnings("unchecked")
-    public synchronized T remove(int xid) {
+    public T remove(int xid) {
         int i = hash(xid) & mask;
         while (values[i] != null) {
             if (keys[i] == xid) {
@@ -123,7 +124,7 @@ public final class XidTable<T> {
         }
     }
 
-    public synchronized boolean contains(int xid) {
+    public boolean contains(int xid) {
         int i = hash(xid) & mask;
         while (values[i] != null) {
             if (keys[i] == xid) {
@@ -134,13 +135,13 @@ public final class XidTable<T> {
         return false;
     }
 
-    public synchronized int size() {
+    public int size() {
         return size;
     }
 
     /** Calls {@code action} with every outstanding call (caller keeps the table unchanged meanwhile). */
     @SuppressWarnings("unchecked")
-    public synchronized void forEach(java.util.function.Consumer<? super T> action) {
+    public void forEach(java.util.function.Consumer<? super T> action) {
         for (Object v : values) {
             if (v != null) {
                 action.accept((T) v);
@@ -150,7 +151,7 @@ public final class XidTable<T> {
 
     /** Empties the table and returns every outstanding call (connection lost or closed). */
     @SuppressWarnings("unchecked")
-    public synchronized List<T> removeAll() {
+    public List<T> removeAll() {
         List<T> out = new ArrayList<>(size);
         for (int i = 0; i < values.length; i++) {
             if (values[i] != null) {
