@@ -86,8 +86,6 @@ final class CompletionDriver {
     private volatile long spinNanos;
     /** When the poller last dispatched a completion (poller thread only). */
     private long lastCompletion;
-    /** Adaptive polls since then (poller thread only): the clock is read at every 16th. */
-    private int emptyPolls;
     private volatile Thread poller;
 
     CompletionDriver(Cq cq, boolean busyPoll) {
@@ -126,16 +124,12 @@ final class CompletionDriver {
                 try {
                     // Adaptive: for spinNanos after the last completion, poll without arming
                     // (the next message of a conversation is usually that close, and a wake-up
-                    // from the channel costs more than the spin); then arm and sleep. The clock
-                    // is read once every 16 empty polls: under TCG with the guest on hpet a
-                    // System.nanoTime() cost 1.5-2.4 us, several empty polls.
-                    boolean spin = spinNanos > 0
-                            && ((++emptyPolls & 15) != 0 || System.nanoTime() - lastCompletion < spinNanos);
+                    // from the channel costs more than the spin); then arm and sleep.
+                    boolean spin = spinNanos > 0 && System.nanoTime() - lastCompletion < spinNanos;
                     int n = spin ? cq.pollOnly() : cq.pollOrWait(AWAIT_MILLIS);
                     if (n > 0) {
                         cq.dispatch(n); // gate released: handlers may post or block
                         lastCompletion = System.nanoTime();
-                        emptyPolls = 0;
                     } else if (spin) {
                         Thread.onSpinWait();
                     }
