@@ -674,9 +674,10 @@ public final class LatencyCurve {
                 Histogram h = measure(e, call, REPLY_HEADER, Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(2)));
                 // the counters that explain a mode's time: how often each end slept on its channel
                 calls = client.callsSent.sum() - calls;
-                out.printf(Locale.ROOT, "[bench] %s: %.3f server and %.3f client channel wake-ups per call (%d calls)%n",
-                        m.series(), (server.channelWakeups.sum() - serverWakeups) / (double) calls,
-                        (client.channelWakeups.sum() - clientWakeups) / (double) calls, calls);
+                out.printf(Locale.ROOT, "[bench] %s: %.3f server and %.3f client channel wake-ups per call (%d calls),"
+                        + " %d threads in this JVM%n", m.series(), (server.channelWakeups.sum() - serverWakeups) / (double) calls,
+                        (client.channelWakeups.sum() - clientWakeups) / (double) calls, calls,
+                        java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
                 progress(Point.of(m.series(), "null", threshold, 0, h));
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
