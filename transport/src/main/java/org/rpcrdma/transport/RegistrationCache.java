@@ -56,10 +56,12 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class RegistrationCache implements AutoCloseable {
     /**
-     * Smaller caller memory is copied: below this the copy costs less than the lookup and
-     * what a hit saves (host measurement, README's zero-copy section).
+     * Smaller caller memory is copied: below this the copy costs about what a hit saves,
+     * and a miss (ibv_reg_mr) costs far more (RegistrationCacheBenchmark; README). The
+     * system property {@code org.rpcrdma.registrationCacheMinBytes} overrides it, for
+     * measuring the crossover.
      */
-    public static final long MIN_BYTES = 16 * 1024;
+    public static final long MIN_BYTES = Long.getLong("org.rpcrdma.registrationCacheMinBytes", 16 * 1024);
     private static final long PAGE = 4096;
     private static final MemorySegment.Scope GLOBAL = Arena.global().scope();
 
@@ -98,7 +100,6 @@ public final class RegistrationCache implements AutoCloseable {
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
     private final LongAdder evictions = new LongAdder();
-    private final LongAdder entriesFreed = new LongAdder();
 
     /** @param limit bytes of pages kept registered at most (0: no cache) */
     RegistrationCache(long limit) {
@@ -298,7 +299,6 @@ public final class RegistrationCache implements AutoCloseable {
     /** An entry is registered nowhere any more: its pages are no longer pinned. */
     private void freed(RegisteredBuffer b) {
         pinned.addAndGet(-b.byteSize());
-        entriesFreed.increment();
     }
 
     /** Bytes of caller memory registered now (every entry not yet deregistered everywhere). */

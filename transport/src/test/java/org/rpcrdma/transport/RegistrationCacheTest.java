@@ -13,6 +13,7 @@ import static org.rpcrdma.transport.ChunkTest.writeCall;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.results;
+import static org.rpcrdma.transport.ZeroCopyTest.echoReply;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -196,10 +197,10 @@ class RegistrationCacheTest {
             assertEquals(0, cs.registrationCacheEvictions.sum());
             assertEquals(0, cs.registeredBufferDeregistrations.sum());
             byte[] result = pattern(5000, 9);
-            held.get(0).reply(echoReply(0x90), MemorySegment.ofArray(result));
+            held.get(0).reply(echoReply(0x90, 5000), MemorySegment.ofArray(result));
             f.join().release();
             assertEquals(2, held.size(), "the second call waited for the first's credit");
-            held.get(1).reply(echoReply(0x91), MemorySegment.ofArray(result));
+            held.get(1).reply(echoReply(0x91, 5000), MemorySegment.ofArray(result));
             g.join().release();
             assertArrayEquals(result, rec.asSlice(0, 5000).toArray(ValueLayout.JAVA_BYTE));
             assertArrayEquals(result, other.asSlice(0, 5000).toArray(ValueLayout.JAVA_BYTE));
@@ -207,7 +208,7 @@ class RegistrationCacheTest {
             CompletableFuture<ReceivedMessage> h = p.client().call(callMsg(0x92, 1, new byte[8]), null, other, 0);
             assertEquals(1, cs.registrationCacheEvictions.sum(), "unused now: evicted");
             assertEquals(2, cs.zeroCopyExposures.sum());
-            held.get(0).reply(echoReply(0x92), MemorySegment.ofArray(result));
+            held.get(0).reply(echoReply(0x92, 5000), MemorySegment.ofArray(result));
             h.join().release();
         }
     }
@@ -284,7 +285,7 @@ class RegistrationCacheTest {
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xa0, 1, new byte[8]), null, rec, 0);
             assertEquals(1, p.client().stats().zeroCopyExposures.sum());
             a.close(); // the caller's error: the pages stay registered, the result is lost
-            held.get(0).reply(echoReply(0xa0), MemorySegment.ofArray(pattern(5000, 1)));
+            held.get(0).reply(echoReply(0xa0, 5000), MemorySegment.ofArray(pattern(5000, 1)));
             CompletionException e = assertThrows(CompletionException.class, f::join);
             assertInstanceOf(RpcRdmaException.class, e.getCause());
             assertInstanceOf(IllegalStateException.class, e.getCause().getCause());
@@ -311,13 +312,5 @@ class RegistrationCacheTest {
             assertFalse(p.client().isOpen(), "a remote access error");
             assertArrayEquals(data, rec.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE), "untouched");
         }
-    }
-
-    private static MemorySegment echoReply(int xid) {
-        MemorySegment r = MemorySegment.ofArray(new byte[28]);
-        org.rpcrdma.transport.wire.Xdr.putInt(r, 0, xid);
-        org.rpcrdma.transport.wire.Xdr.putInt(r, 4, org.rpcrdma.transport.wire.OncRpc.REPLY);
-        org.rpcrdma.transport.wire.Xdr.putInt(r, 24, 5000);
-        return r;
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.rpcrdma.transport.ChunkTest.ddpEcho;
 import static org.rpcrdma.transport.ChunkTest.pattern;
 import static org.rpcrdma.transport.ChunkTest.writeCall;
+import static org.rpcrdma.transport.ReconnectVerbsTest.waitFor;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -15,7 +16,6 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -123,13 +123,5 @@ class RegistrationCacheVerbsTest {
             assertEquals(0, cache.pinnedBytes());
             second.close();
         }
-    }
-
-    private static boolean waitFor(BooleanSupplier c) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!c.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        return c.getAsBoolean();
     }
 }
