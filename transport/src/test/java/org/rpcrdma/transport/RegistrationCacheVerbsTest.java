@@ -29,8 +29,9 @@ import org.rpcrdma.transport.wire.RpcRdmaHeader;
  * call's own windows, byte for byte; the second call over the same memory hits (no new
  * ibv_reg_mr, no copy); after the arena is closed, memory of a new arena at the same
  * address is a miss (no stale registration) and the dead entries are deregistered; a late
- * RDMA Write with a completed call's rkey fails and leaves the caller's bytes alone; and
- * closing the client deregisters every entry exactly once.
+ * RDMA Write with a completed call's rkey fails and leaves the caller's bytes alone;
+ * closing the client deregisters every entry exactly once; and after a reconnect the
+ * entries are still found and registered again in the new connection's PD.
  */
 @Tag("verbs")
 class RegistrationCacheVerbsTest {
@@ -122,6 +123,37 @@ class RegistrationCacheVerbsTest {
                     "every registration deregistered once");
             assertEquals(0, cache.pinnedBytes());
             second.close();
+        }
+    }
+
+    @Test
+    void anEntryIsRegisteredAgainInTheNewConnectionsPdAfterAReconnect() throws Exception {
+        RpcRdmaOptions o = EndpointVerbsTest.OPTS.withInlineThreshold(1024).withReconnectAttempts(3);
+        InetAddress ip = EndpointVerbsTest.deviceAddress();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, ddpEcho(), serverConn::set);
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+        try (Arena a = Arena.ofShared()) {
+            MemorySegment mem = a.allocate(SIZE);
+            MemorySegment rec = a.allocate(SIZE);
+            Connection before = client.connection();
+            writeAndRead(before, mem, rec, 1);
+            assertEquals(2, before.stats().registrationCacheMisses.sum());
+
+            serverConn.get().close(0, TimeUnit.MILLISECONDS); // the server drops the connection
+            assertTrue(waitFor(() -> !before.isOpen()), "the client saw the loss");
+            assertTrue(waitFor(() -> before.stats().registeredBufferDeregistrations.sum() == 2),
+                    "the lost link deregistered both");
+            client.call(ConnectionLoopbackTest.callMsg(0x300, 1, new byte[4]), 60, TimeUnit.SECONDS, false)
+                    .get(60, TimeUnit.SECONDS).release(); // waits while the client reconnects
+            Connection after = client.connection();
+            assertEquals(1, client.reconnects());
+
+            writeAndRead(after, mem, rec, 2);
+            RpcRdmaStats as = after.stats();
+            assertEquals(2, as.registrationCacheHits.sum(), "the entries outlive the connection");
+            assertEquals(0, as.registrationCacheMisses.sum());
+            assertEquals(2, as.registeredBufferRegistrations.sum(), "registered in the new PD at first use");
+            assertEquals(2, as.zeroCopyExposures.sum(), "in place on the new connection too");
         }
     }
 }
