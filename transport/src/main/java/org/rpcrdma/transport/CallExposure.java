@@ -102,9 +102,10 @@ final class CallExposure {
      * {@code then} the reply's bytes from the Reply chunk ({@code replyLength} bytes, handed
      * on with their memory) or, when {@code replyLength} is negative, an empty marker; or
      * null if the call was released meanwhile (abandoned: nothing may be read any more).
-     * If the copy into the receptacle fails (the caller closed its arena while the call was
-     * out), everything is released and {@code failed} gets the exception instead: the call
-     * must fail, not hang. Either may run before this returns, or later on the completion thread.
+     * If the copy into the receptacle fails, or memory exposed in place was freed (the
+     * caller closed its arena while the call was out), everything is released and
+     * {@code failed} gets an {@link IllegalStateException} instead: the call must fail,
+     * not hang, nor complete as if its bytes were there. Either may run before this returns, or later on the completion thread.
      */
     void finish(long replyLength, long placed, Consumer<ReceivedMessage> then, Consumer<RuntimeException> failed) {
         int[] keys = withdrawn;
@@ -140,6 +141,10 @@ final class CallExposure {
             buffers[REPLY] = null;
         }
         try {
+            if (callerMemoryFreed()) {
+                throw new IllegalStateException("memory the call exposed in place was freed (its arena closed) before"
+                        + " the call completed: its result is lost, and the peer may have read other bytes");
+            }
             if (placed > 0 && !buffers[RECEPTACLE].callerMemory()) { // in place: the bytes are there
                 MemorySegment.copy(buffers[RECEPTACLE].segment(), 0, receptacle, 0, placed);
             }
@@ -156,6 +161,20 @@ final class CallExposure {
             return new ReceivedMessage(MemorySegment.NULL, () -> { }, reported);
         }
         return new ReceivedMessage(reply.segment().asSlice(0, replyLength), reply::release, reported);
+    }
+
+    /**
+     * Whether memory of the caller's that this call exposed in place (a registration cache
+     * entry's) lost its scope while the call was out: the pages stayed pinned, but the
+     * caller's allocator may have reused them (see {@link RegistrationCache}).
+     */
+    private boolean callerMemoryFreed() {
+        for (ChunkBuffer b : buffers) {
+            if (b != null && b.callerMemory() && !b.segment().scope().isAlive()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

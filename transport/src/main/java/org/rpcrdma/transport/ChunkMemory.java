@@ -22,9 +22,11 @@ import org.rpcrdma.transport.verbs.ProtectionDomain;
  * (synchronous). Whatever is still registered when the link goes is closed by
  * {@link #closeAll}, after the QP, windows before the memory they were bound to.
  *
- * <p>The caller's {@link RegisteredBuffer}s are registered here once each, in this link's
- * PD ({@link #callerChunk}), and exposed in place; the registration stays until the buffer
- * is closed ({@link #forget}) or the link goes ({@link #closeAll}).
+ * <p>The caller's {@link RegisteredBuffer}s, and the entries of the endpoint's
+ * {@link RegistrationCache} (the pages of other caller memory), are registered here once
+ * each, in this link's PD ({@link #callerChunk}), and exposed in place; the registration
+ * stays until the buffer is closed or the entry dropped ({@link #forget}) or the link goes
+ * ({@link #closeAll}).
  *
  * <p>Not guarded itself: {@link VerbsLink} calls it under the read side of its gate (and
  * {@link #closeAll} under the write side), so nothing here runs on freed verbs objects.
@@ -104,9 +106,12 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
         }
     }
 
-    /** The endpoint's registered buffer {@code m} lies in, or null. */
-    RegisteredBuffer callerBuffer(MemorySegment m) {
-        return callerBuffers == null ? null : callerBuffers.find(m);
+    /**
+     * The endpoint's registered memory {@code m} lies in (an allocator's buffer or a
+     * registration cache entry), with a use taken; null if {@code m} is copied.
+     */
+    RegisteredBuffer use(MemorySegment m) {
+        return callerBuffers == null ? null : callerBuffers.use(m, stats);
     }
 
     /** {@code m}, inside {@code r} (the caller holds a use of it), as a chunk buffer in place. */
@@ -142,7 +147,7 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
         guard.run(() -> {
             MemoryRegion mr = callerRegistrations.remove(r);
             if (mr != null) {
-                closeQuietly(mr);
+                deregister(mr);
                 r.unregistered(this);
             }
         });
@@ -216,12 +221,21 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
         }
         own.clear();
         for (var e : callerRegistrations.entrySet()) {
-            closeQuietly(e.getValue());
+            deregister(e.getValue());
             e.getKey().unregistered(this); // the memory is freed once closed and no link holds it
         }
         callerRegistrations.clear();
         closeQuietly(poolMr);
         return left;
+    }
+
+    /** ibv_dereg_mr of a caller registration (once: it has left callerRegistrations), counted. */
+    private void deregister(MemoryRegion mr) {
+        closeQuietly(mr);
+        RpcRdmaStats s = stats;
+        if (s != null) {
+            s.registeredBufferDeregistrations.increment();
+        }
     }
 
     private static void closeQuietly(AutoCloseable a) {

@@ -30,8 +30,11 @@ import org.rpcrdma.transport.core.Link;
  * withdraws the peer's rkey, and the peer's own withdrawal of it then counts as remote.
  * The responder does them all (RFC 8166 §3.4): the server, and the client for backward
  * calls with chunks when the options let it take them (RFC 8167 §5.3). Memory from
- * {@link #allocateRegistered} is exposed in place, as on verbs: each side "registers" a
- * buffer once (counted, and forgotten when the buffer is closed or the pair closes).
+ * {@link #allocateRegistered}, and other caller memory the pair's {@link RegistrationCache}
+ * takes, is exposed in place, as on verbs: each side "registers" a buffer or cache entry
+ * once (counted, and forgotten when the buffer is closed, the entry dropped or the pair
+ * closes). Exposed memory whose arena the caller closed behaves as pinned pages do: the
+ * peer's Write lands where the caller cannot see it, its Read gets zeros.
  *
  * <p>Over 400 lines because it stands in for the whole device (Sends, receives, RDMA Read
  * and Write with their rkey checks, invalidation, registration) behind one {@code Link}:
@@ -46,7 +49,7 @@ import org.rpcrdma.transport.core.Link;
 public final class InMemoryPair implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
     private final long chunkMemoryBytes;
-    private final RegisteredBuffers registered = new RegisteredBuffers();
+    private final RegisteredBuffers registered;
     private final Connection client;
     private final Connection server;
     // The wire: deliveries in order, kept in primitive arrays so that a call and its reply
@@ -70,6 +73,7 @@ public final class InMemoryPair implements AutoCloseable {
 
     private InMemoryPair(RpcRdmaOptions o, CallHandler handler) {
         chunkMemoryBytes = o.chunkMemoryBytes();
+        registered = new RegisteredBuffers(o.registrationCacheBytes());
         End c = new End(o.clientTakesBackwardChunks() ? o.rdmaDepth() : 0);
         End s = new End(o.rdmaDepth());
         c.peer = s;
@@ -305,7 +309,14 @@ public final class InMemoryPair implements AutoCloseable {
                 disconnect();
                 return;
             }
-            if (write) {
+            if (!x.memory().scope().isAlive()) {
+                // the caller freed exposed memory: on verbs the registration keeps its pages
+                // pinned (the device reaches them, the caller no longer sees them): a Write
+                // goes nowhere the caller can see, a Read brings what is left (zeros here)
+                if (!write) {
+                    local.segment().asSlice(localOffset, length).fill((byte) 0);
+                }
+            } else if (write) {
                 MemorySegment.copy(local.segment(), localOffset, x.memory(), remoteOffset - base, length);
             } else {
                 MemorySegment.copy(x.memory(), remoteOffset - base, local.segment(), localOffset, length);
@@ -318,11 +329,10 @@ public final class InMemoryPair implements AutoCloseable {
 
         @Override
         public ChunkBuffer callerChunk(MemorySegment memory) {
-            RegisteredBuffer r = registered.find(memory);
+            RegisteredBuffer r = registered.use(memory, conn.stats());
             if (r == null) {
                 return null;
             }
-            r.use();
             if (registrations.add(r)) {
                 r.registered(this);
                 conn.stats().registeredBufferRegistrations.increment();
@@ -333,6 +343,7 @@ public final class InMemoryPair implements AutoCloseable {
         @Override
         public void forget(RegisteredBuffer r) {
             if (registrations.remove(r)) {
+                conn.stats().registeredBufferDeregistrations.increment();
                 r.unregistered(this);
             }
         }

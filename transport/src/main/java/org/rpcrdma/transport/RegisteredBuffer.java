@@ -41,7 +41,13 @@ public final class RegisteredBuffer implements AutoCloseable {
         void forget(RegisteredBuffer b);
     }
 
-    private final RegisteredBuffers owner;
+    /** Who hands buffers out; told once a buffer's memory is no longer registered anywhere. */
+    interface Owner {
+        void freed(RegisteredBuffer b);
+    }
+
+    private final Owner owner;
+    /** The memory's own arena, closed when freed; null for a {@link RegistrationCache} entry (the caller's memory). */
     private final Arena arena;
     private final MemorySegment segment;
     private final Set<Holder> holders = new HashSet<>();
@@ -52,10 +58,20 @@ public final class RegisteredBuffer implements AutoCloseable {
     private boolean releasing;
     private boolean freed;
 
-    RegisteredBuffer(RegisteredBuffers owner, long bytes) {
+    RegisteredBuffer(Owner owner, long bytes) {
         this.owner = owner;
         this.arena = Arena.ofShared();
         this.segment = arena.allocate(bytes, 4096);
+    }
+
+    /**
+     * Memory this buffer does not own (a {@link RegistrationCache} entry: the pages of the
+     * caller's memory): registered per connection like any other, never freed here.
+     */
+    RegisteredBuffer(Owner owner, MemorySegment pages) {
+        this.owner = owner;
+        this.arena = null;
+        this.segment = pages;
     }
 
     /** The memory: slice it freely; every slice is recognised as this buffer's. */
@@ -99,6 +115,11 @@ public final class RegisteredBuffer implements AutoCloseable {
             forget = releaseIfDueLocked();
         }
         release(forget);
+    }
+
+    /** Whether a call exposes this memory now. */
+    synchronized boolean inUse() {
+        return uses > 0;
     }
 
     /** {@code h} registered this buffer (while a use holds it open). */
@@ -162,7 +183,9 @@ public final class RegisteredBuffer implements AutoCloseable {
 
     private void free() {
         owner.freed(this); // ORDER: no lookup finds it once its memory is gone
-        arena.close();
+        if (arena != null) {
+            arena.close();
+        }
     }
 
     @Override

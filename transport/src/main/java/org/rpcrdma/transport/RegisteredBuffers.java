@@ -13,21 +13,26 @@ import java.util.concurrent.atomic.LongAdder;
  * the call's memory windows directly over the caller's bytes instead of copying them
  * through chunk memory ({@link RpcRdmaStats#zeroCopyExposures} counts such chunks).
  *
- * <p>Ordinary caller memory is copied, not registered: this transport keeps no
- * registration cache for it. A cache keyed by address serves a stale registration when
- * freed memory is reused at the same address (ibv_reg_mr pinned the old pages: the peer
- * would read or write pages the caller no longer has), and detecting frees needs the
- * segment's scope kept alive (for {@code Arena.ofAuto()} memory that keeps the memory
- * itself alive: a leak) or polled; heap segments cannot be registered at all (the GC moves
- * them). Callers who want zero copy allocate here and own the lifetime explicitly.
+ * <p>Other caller memory goes through the endpoint's {@link RegistrationCache} ({@link #cache()}):
+ * native memory of an arena with an observable lifetime is registered on first use and
+ * kept, looked up by scope and address range (never by address alone: freed memory reused
+ * at the same address would meet a stale registration, whose pinned pages the caller no
+ * longer has), within {@link RpcRdmaOptions#registrationCacheBytes()}; heap segments (the
+ * GC moves them, they cannot be registered), global-scope memory (no lifetime to observe),
+ * small segments, and everything when that limit is 0 are copied through chunk memory.
+ * The allocator remains the way to zero copy with an explicit lifetime: its buffers are
+ * never evicted, and closing one while a call exposes it is safe (the release waits).
  */
 public final class RegisteredBuffers implements AutoCloseable {
     /** Live buffers by base address (disjoint ranges, so a floor lookup finds the only candidate). */
     private final ConcurrentSkipListMap<Long, RegisteredBuffer> byAddress = new ConcurrentSkipListMap<>();
     private final LongAdder allocated = new LongAdder();
     private final LongAdder freed = new LongAdder();
+    private final RegistrationCache cache;
 
-    RegisteredBuffers() {
+    /** @param cacheBytes the limit of the registration cache for other caller memory (0: none) */
+    RegisteredBuffers(long cacheBytes) {
+        this.cache = new RegistrationCache(cacheBytes);
     }
 
     /**
@@ -38,7 +43,7 @@ public final class RegisteredBuffers implements AutoCloseable {
         if (bytes <= 0) {
             throw new IllegalArgumentException("registered buffer of " + bytes + " bytes");
         }
-        RegisteredBuffer b = new RegisteredBuffer(this, bytes);
+        RegisteredBuffer b = new RegisteredBuffer(this::freed, bytes);
         byAddress.put(b.segment().address(), b);
         allocated.increment();
         return b;
@@ -51,6 +56,27 @@ public final class RegisteredBuffers implements AutoCloseable {
         }
         Map.Entry<Long, RegisteredBuffer> e = byAddress.floorEntry(m.address());
         return e != null && e.getValue().contains(m) ? e.getValue() : null;
+    }
+
+    /**
+     * The registered memory a call exposes {@code m} in, with a use taken (given back by the
+     * chunk's release): the allocator's buffer {@code m} lies in, else the cache's entry for
+     * it (made now on a miss); null if {@code m} is copied.
+     *
+     * @throws IllegalStateException if {@code m} lies in a registered buffer that was closed
+     */
+    RegisteredBuffer use(MemorySegment m, RpcRdmaStats stats) {
+        RegisteredBuffer r = find(m);
+        if (r != null) {
+            r.use();
+            return r;
+        }
+        return cache.acquire(m, stats);
+    }
+
+    /** The registration cache for caller memory that is not from {@link #allocate}. */
+    public RegistrationCache cache() {
+        return cache;
     }
 
     void freed(RegisteredBuffer b) {
@@ -79,9 +105,10 @@ public final class RegisteredBuffers implements AutoCloseable {
         return List.copyOf(byAddress.values());
     }
 
-    /** Closes every buffer still open (the endpoint is closing). */
+    /** Closes every buffer still open and drops the cache's entries (the endpoint is closing). */
     @Override
     public void close() {
+        cache.close();
         for (RegisteredBuffer b : byAddress.values()) {
             b.close();
         }

@@ -99,7 +99,7 @@ public final class RpcRdmaClient implements AutoCloseable {
     private final RpcRdmaOptions options;
     private final long instanceId;
     private final LongAdder reconnects = new LongAdder();
-    private final RegisteredBuffers registered = new RegisteredBuffers();
+    private final RegisteredBuffers registered;
     private final Object lock = new Object();
     /** Calls to send on the next connection (guarded by lock). */
     private final List<OutgoingCall> waiting = new ArrayList<>();
@@ -111,6 +111,7 @@ public final class RpcRdmaClient implements AutoCloseable {
     private RpcRdmaClient(InetSocketAddress server, RpcRdmaOptions o) {
         this.server = server;
         this.options = o;
+        this.registered = new RegisteredBuffers(o.registrationCacheBytes());
         long id;
         do {
             id = RANDOM.nextLong();

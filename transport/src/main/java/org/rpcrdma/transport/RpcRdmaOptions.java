@@ -57,11 +57,17 @@ import org.rpcrdma.transport.wire.ConnectPrivate;
  *                          RDMA Read depth of its own); false: such calls are answered
  *                          ERR_CHUNK. A server sends chunks in backward calls only to a
  *                          client that said it takes them
+ * @param registrationCacheBytes the most bytes of ordinary caller memory (native segments
+ *                          of an arena, not from {@link RpcRdmaClient#allocateRegistered})
+ *                          an endpoint keeps registered so that calls expose it in place
+ *                          instead of copying it ({@link RegistrationCache}); least recently
+ *                          used entries go first; 0: no cache, such memory is copied
  */
 public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredits, int backwardCallLimit,
         boolean busyPoll, int pollSpinMicros, int connectTimeoutMillis, long callTimeoutMillis, int receiveBatch, int signalEvery,
         long backchannelWaitMillis, int reconnectAttempts, int maxChunkBytes, int maxChunkSegments,
-        long chunkMemoryBytes, int rdmaDepth, boolean memoryWindows, boolean remoteInvalidation, boolean backwardChunks) {
+        long chunkMemoryBytes, int rdmaDepth, boolean memoryWindows, boolean remoteInvalidation, boolean backwardChunks,
+        long registrationCacheBytes) {
 
     /** The port RFC 8166 §9 registers for NFS over RPC-over-RDMA. */
     public static final int DEFAULT_PORT = 20049;
@@ -77,6 +83,8 @@ public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredi
     public static final long DEFAULT_CHUNK_MEMORY_BYTES = 4L << 20;
     /** Like Linux nfsd's default initiator depth offer of 8, doubled: rxe and most HCAs allow 16 and more. */
     public static final int DEFAULT_RDMA_DEPTH = 16;
+    /** Caller memory kept registered for zero copy: 64 MiB pinned at most (RegistrationCache). */
+    public static final long DEFAULT_REGISTRATION_CACHE_BYTES = 64L << 20;
 
     public RpcRdmaOptions {
         check("inlineThreshold", inlineThreshold, ConnectPrivate.MIN_SIZE, ConnectPrivate.MAX_SIZE);
@@ -98,6 +106,7 @@ public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredi
         check("maxChunkSegments", maxChunkSegments, 1, 4096);
         check("chunkMemoryBytes", chunkMemoryBytes, 0, 1L << 34);
         check("rdmaDepth", rdmaDepth, 1, 255);
+        check("registrationCacheBytes", registrationCacheBytes, 0, 1L << 40);
     }
 
     private static void check(String name, long v, long min, long max) {
@@ -111,80 +120,85 @@ public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredi
      * backward calls outstanding), event-mode polling, 5 s connect timeout, calls time out
      * after 60 s, backward calls wait 30 s for a reconnect, 3 reconnect attempts; chunked
      * messages up to 1 MiB + 64 KiB in at most 64 segments, 4 MiB of chunk memory per
-     * connection, 16 RDMA Reads/Writes outstanding; memory windows, remote invalidation and chunked backward calls on.
+     * connection, 16 RDMA Reads/Writes outstanding; memory windows, remote invalidation and chunked backward calls on;
+     * a 64 MiB registration cache for caller memory.
      */
     public static RpcRdmaOptions defaults() {
         return new RpcRdmaOptions(DEFAULT_INLINE, DEFAULT_CREDITS, 0, DEFAULT_BACKWARD_CALL_LIMIT, false, 0, 5000,
                 DEFAULT_CALL_TIMEOUT_MILLIS, 8, 8, 30_000, 3, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_CHUNK_SEGMENTS,
-                DEFAULT_CHUNK_MEMORY_BYTES, DEFAULT_RDMA_DEPTH, true, true, true);
+                DEFAULT_CHUNK_MEMORY_BYTES, DEFAULT_RDMA_DEPTH, true, true, true, DEFAULT_REGISTRATION_CACHE_BYTES);
     }
 
     public RpcRdmaOptions withInlineThreshold(int v) {
-        return new RpcRdmaOptions(v, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(v, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withCredits(int v) {
-        return new RpcRdmaOptions(inlineThreshold, v, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, v, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withBackwardCredits(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, v, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, v, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withBackwardCallLimit(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, v, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, v, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withBusyPoll(boolean v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, v, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, v, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withPollSpinMicros(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, v, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, v, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withConnectTimeoutMillis(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, v, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, v, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withCallTimeoutMillis(long v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, v, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, v, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withBackchannelWaitMillis(long v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, v, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, v, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withReconnectAttempts(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, v, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, v, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withMaxChunkBytes(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, v, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, v, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withMaxChunkSegments(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, v, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, v, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withChunkMemoryBytes(long v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, v, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, v, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withRdmaDepth(int v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, v, memoryWindows, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, v, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withMemoryWindows(boolean v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, v, remoteInvalidation, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, v, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withRemoteInvalidation(boolean v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, v, backwardChunks);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, v, backwardChunks, registrationCacheBytes);
     }
 
     public RpcRdmaOptions withBackwardChunks(boolean v) {
-        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, v);
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, v, registrationCacheBytes);
+    }
+
+    public RpcRdmaOptions withRegistrationCacheBytes(long v) {
+        return new RpcRdmaOptions(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, v);
     }
 
     /**

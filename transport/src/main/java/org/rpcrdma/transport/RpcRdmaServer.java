@@ -37,13 +37,14 @@ public final class RpcRdmaServer implements AutoCloseable {
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private final Map<Long, Backchannel> backchannels = new ConcurrentHashMap<>();
     private final RpcRdmaStats stats = new RpcRdmaStats();
-    private final RegisteredBuffers registered = new RegisteredBuffers();
+    private final RegisteredBuffers registered;
     private final Thread cmThread;
     private volatile boolean closing;
 
     private RpcRdmaServer(InetSocketAddress bind, RpcRdmaOptions o, CallHandler handler, Consumer<Connection> onConnect) {
         this.options = o;
         this.handler = handler;
+        this.registered = new RegisteredBuffers(o.registrationCacheBytes());
         this.onConnect = onConnect;
         CmId l = null;
         try {

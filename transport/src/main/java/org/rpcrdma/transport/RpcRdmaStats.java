@@ -72,12 +72,25 @@ public final class RpcRdmaStats {
     /** Exposures by a registration of their own (no window free, or none on this device). */
     public final LongAdder exposureRegistrations = new OwnedCounter();
     /**
-     * Chunks exposed in place over the caller's {@link RegisteredBuffer} memory: a long
-     * call, a DDP argument or a receptacle neither copied into nor out of chunk memory.
+     * Chunks exposed in place over the caller's memory (a {@link RegisteredBuffer}, or a
+     * {@link RegistrationCache} entry): a long call, a DDP argument or a receptacle neither
+     * copied into nor out of chunk memory.
      */
     public final LongAdder zeroCopyExposures = new OwnedCounter();
-    /** Registrations of a {@link RegisteredBuffer} in a connection's PD (once per buffer and connection). */
+    /**
+     * Registrations of caller memory in a connection's PD (once per buffer or
+     * {@link RegistrationCache} entry and connection): a {@link RegisteredBuffer}'s, or the
+     * pages of a cache entry.
+     */
     public final LongAdder registeredBufferRegistrations = new OwnedCounter();
+    /** Their deregistrations (ibv_dereg_mr: buffer closed, entry dropped, connection gone; each once). */
+    public final LongAdder registeredBufferDeregistrations = new OwnedCounter();
+    /** Caller memory found in the {@link RegistrationCache}: exposed in place, not registered again. */
+    public final LongAdder registrationCacheHits = new OwnedCounter();
+    /** Caller memory the cache registered now (a new entry; copied memory is not counted). */
+    public final LongAdder registrationCacheMisses = new OwnedCounter();
+    /** Cache entries evicted (least recently used, none in use) to keep within its limit. */
+    public final LongAdder registrationCacheEvictions = new OwnedCounter();
     /** Window rkeys we withdrew with our own LOCAL_INV. */
     public final LongAdder localInvalidations = new OwnedCounter();
     /** Window rkeys the peer's Send with Invalidate withdrew (RFC 8797 §7): no LOCAL_INV of ours. */

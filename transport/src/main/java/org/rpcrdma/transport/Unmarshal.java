@@ -179,10 +179,14 @@ final class Unmarshal {
         }, e -> receptacleGone(c, e));
     }
 
-    /** The DDP result could not be copied into the caller's receptacle: the call fails, it does not hang. */
+    /**
+     * The DDP result could not be copied into the caller's receptacle, or memory the call
+     * exposed in place was freed under it: the call fails, it does not hang.
+     */
     private void receptacleGone(OutgoingCall c, RuntimeException e) {
         c.fail(new RpcRdmaException(conn + ": reply to call 0x" + Integer.toHexString(c.xid)
-                + ": its DDP result could not be copied into the receptacle: " + e, e));
+                + ": the caller's memory is gone (its DDP result could not be copied into the receptacle, or memory"
+                + " exposed in place was freed while the call was out): " + e, e));
     }
 
     /**

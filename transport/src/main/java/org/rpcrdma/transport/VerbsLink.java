@@ -299,17 +299,17 @@ final class VerbsLink implements Link {
     }
 
     /**
-     * The caller's registered memory, exposed in place (registered in our PD on first use);
-     * else null. The buffer's use is taken and, on failure, given back outside the gate: its
-     * release may deregister through the gate.
+     * The caller's registered memory (an allocator's buffer, or a registration cache entry
+     * made or found now), exposed in place (registered in our PD on first use); else null.
+     * The buffer's use is taken outside the gate and, on failure, given back outside it:
+     * its release, or an eviction, may deregister through the gate.
      */
     @Override
     public ChunkBuffer callerChunk(MemorySegment memory) {
-        RegisteredBuffer r = chunks.callerBuffer(memory);
+        RegisteredBuffer r = chunks.use(memory);
         if (r == null) {
             return null;
         }
-        r.use();
         boolean ok = false;
         try {
             ChunkBuffer b = underGate("chunk allocation", () -> chunks.callerChunk(r, memory));

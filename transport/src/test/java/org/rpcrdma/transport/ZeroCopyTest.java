@@ -202,10 +202,15 @@ class ZeroCopyTest {
     }
 
     private static MemorySegment echoReply(int xid) {
+        return echoReply(xid, 3);
+    }
+
+    /** An accepted REPLY to {@code xid} whose results are an opaque of {@code placed} bytes placed by DDP. */
+    static MemorySegment echoReply(int xid, int placed) {
         MemorySegment r = MemorySegment.ofArray(new byte[28]);
         org.rpcrdma.transport.wire.Xdr.putInt(r, 0, xid);
         org.rpcrdma.transport.wire.Xdr.putInt(r, 4, org.rpcrdma.transport.wire.OncRpc.REPLY);
-        org.rpcrdma.transport.wire.Xdr.putInt(r, 24, 3);
+        org.rpcrdma.transport.wire.Xdr.putInt(r, 24, placed);
         return r;
     }
 }
