@@ -121,7 +121,6 @@ public final class ReceivePool implements ReceiveQueue {
             return 0;
         }
         free -= k;
-        posted += k;
         try {
             poster.post(scratch, k);
         } catch (RuntimeException e) {
@@ -129,9 +128,12 @@ public final class ReceivePool implements ReceiveQueue {
                 state[scratch[j]] = FREE;
             }
             free += k;
-            posted -= k;
             throw e;
         }
+        // ORDER: counted only now that ibv_post_recv returned: ensurePosted and
+        // replenishAfterCompletion read the count without the lock, and a sender trusting a
+        // receive not yet on the QP lost the connection to the reply (rnr_retry 0).
+        posted += k;
         return k;
     }
 
@@ -141,9 +143,9 @@ public final class ReceivePool implements ReceiveQueue {
      * Only the completion thread makes {@code posted} smaller ({@link #completed},
      * {@link #flushed}) and it sees its own writes; other threads only make it larger, so
      * what it reads here without the lock is never more than the truth: it skips only when
-     * the locked path would post nothing. (Two exceptions, both once the QP is gone: a
-     * post that failed takes back the count it added, and {@link #shutdown} clears it; no
-     * receive is worth posting then.)
+     * the locked path would post nothing. (One exception, once the QP is gone:
+     * {@link #shutdown} clears it; no receive is worth posting then.) A receive counts once
+     * its post returned, never while it is being posted.
      */
     @Override
     public int replenishAfterCompletion(int required) {
