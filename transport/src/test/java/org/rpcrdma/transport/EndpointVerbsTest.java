@@ -244,6 +244,58 @@ class EndpointVerbsTest {
         assertEquals(0, c.stats().unmatchedForwardReplies.sum() + s.stats().unmatchedBackwardReplies.sum());
     }
 
+    /**
+     * A full window of asynchronous forward calls with backward calls beside them, both ends
+     * busy-polling, for a few seconds: every call answered, the connection kept. After the
+     * receive pool's lock-free checks came in, a receive was counted before ibv_post_recv
+     * had put it on the QP, and this traffic lost the connection to a reply with no receive
+     * posted (Throughput in the guest, 3 runs of 3; ReceivePoolTest has the unit case).
+     */
+    @Test
+    void aFullWindowWithBackwardCallsBesideItKeepsTheConnection() throws Exception {
+        start(OPTS.withBusyPoll(true).withCredits(64).withBackwardCredits(8), echo());
+        Connection c = client.connection();
+        c.enableBackchannel(echo()).get(30, TimeUnit.SECONDS);
+        assertTrue(waitFor(() -> serverConn.get() != null));
+        Connection s = serverConn.get();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+        Thread backward = Thread.ofPlatform().start(() -> keepFull(s, 4, 0x40000000, end, failure));
+        long forward = keepFull(c, 64, 0, end, failure);
+        backward.join(60_000);
+        assertEquals(null, failure.get(), "a call failed");
+        assertTrue(forward > 64, forward + " forward calls answered");
+        assertEquals(0, c.stats().connectionsLost.sum() + s.stats().connectionsLost.sum());
+    }
+
+    /** Keeps {@code window} calls of {@code conn} in flight until {@code end}; returns how many were answered. */
+    private static long keepFull(Connection conn, int window, int xidBase, long end, AtomicReference<Throwable> failure) {
+        java.util.concurrent.Semaphore free = new java.util.concurrent.Semaphore(window);
+        java.util.concurrent.atomic.AtomicLong done = new java.util.concurrent.atomic.AtomicLong();
+        try {
+            for (int i = 0; System.nanoTime() < end && failure.get() == null; i++) {
+                if (!free.tryAcquire(1, TimeUnit.SECONDS)) {
+                    continue;
+                }
+                conn.call(callMsg(xidBase + i, 1, new byte[64])).whenComplete((m, t) -> {
+                    if (m != null) {
+                        m.release();
+                        done.incrementAndGet();
+                    } else {
+                        failure.compareAndSet(null, t);
+                    }
+                    free.release();
+                });
+            }
+            if (!free.tryAcquire(window, 30, TimeUnit.SECONDS)) {
+                failure.compareAndSet(null, new AssertionError("calls still unanswered after 30 s"));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return done.get();
+    }
+
     @Test
     void floodRespectsGrantsBothWays() throws Exception {
         ExecutorService later = Executors.newFixedThreadPool(2);
