@@ -65,12 +65,17 @@ class RegistrationCacheVerbsTest {
         return offered;
     }
 
-    @Test
-    void callerMemoryIsRegisteredOnceFoundAgainAndNeverServedStale() throws Exception {
-        RpcRdmaOptions o = EndpointVerbsTest.OPTS.withInlineThreshold(1024).withReconnectAttempts(0);
+    /** A server answering DDP calls in place and a client, inline threshold 1 KiB. */
+    private void start(int reconnectAttempts) throws Exception {
+        RpcRdmaOptions o = EndpointVerbsTest.OPTS.withInlineThreshold(1024).withReconnectAttempts(reconnectAttempts);
         InetAddress ip = EndpointVerbsTest.deviceAddress();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, ddpEcho(), serverConn::set);
         client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+    }
+
+    @Test
+    void callerMemoryIsRegisteredOnceFoundAgainAndNeverServedStale() throws Exception {
+        start(0);
         Connection c = client.connection();
         RpcRdmaStats cs = c.stats();
         RegistrationCache cache = client.registeredBuffers().cache();
@@ -128,10 +133,7 @@ class RegistrationCacheVerbsTest {
 
     @Test
     void anEntryIsRegisteredAgainInTheNewConnectionsPdAfterAReconnect() throws Exception {
-        RpcRdmaOptions o = EndpointVerbsTest.OPTS.withInlineThreshold(1024).withReconnectAttempts(3);
-        InetAddress ip = EndpointVerbsTest.deviceAddress();
-        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, ddpEcho(), serverConn::set);
-        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+        start(3);
         try (Arena a = Arena.ofShared()) {
             MemorySegment mem = a.allocate(SIZE);
             MemorySegment rec = a.allocate(SIZE);
