@@ -11,10 +11,11 @@ cat > /tmp/park.jfc <<'X'
   <event name="jdk.JavaMonitorEnter"><setting name="enabled">true</setting><setting name="stackTrace">true</setting><setting name="threshold">50 us</setting></event>
   <event name="jdk.JavaMonitorWait"><setting name="enabled">true</setting><setting name="stackTrace">true</setting><setting name="threshold">50 us</setting></event>
   <event name="jdk.ExecutionSample"><setting name="enabled">true</setting><setting name="period">5 ms</setting></event>
+  <event name="jdk.NativeMethodSample"><setting name="enabled">true</setting><setting name="period">5 ms</setting></event>
 </configuration>
 X
 $J --enable-native-access=ALL-UNNAMED -XX:-TieredCompilation -XX:CompileThresholdScaling=0.1 \
   -XX:StartFlightRecording=filename=$PWD/.cache/ab/chunk.jfr,settings=/tmp/park.jfc \
   -cp ${JAR:-.cache/ab/final.jar} org.rpcrdma.bench.verbs.LatencyCurve --sizes 1024 --thresholds 1024 --perftest none \
-  --no-modes --warmup-ms 1000 --measure-ms 5000 --prewarm-ms 3000 --out .cache/ab/out-jfr 2>&1 | grep -E '^\[|rror'
+  --no-modes --warmup-ms 1000 --measure-ms 5000 --prewarm-ms 5000 --out .cache/ab/out-jfr 2>&1 | grep -E '^\[|rror'
 ls -la .cache/ab/chunk.jfr
