@@ -55,10 +55,11 @@ import org.rpcrdma.transport.wire.Xdr;
  * size S sends S + 68 bytes (28-byte RPC-over-RDMA header + 40-byte call header).
  *
  * <p>Usage: {@code LatencyCurve [--full] [--out DIR] [--perftest ib_send_lat|none]
- * [--warmup-ms N] [--measure-ms N] [--prewarm-ms N] [--event] [--server-spin US] [--no-modes] [--sizes N,N..] [--thresholds N,N..]}
+ * [--warmup-ms N] [--measure-ms N] [--prewarm-ms N] [--event] [--server-spin US] [--no-modes] [--rounds N] [--sizes N,N..] [--thresholds N,N..]}
  * ({@code --server-spin}: the server on completion events, adaptive for US µs, whatever the
- * client's mode; {@code --no-modes}: without the last three points, the NULL call in each
- * completion mode that {@link Goals} reads; {@code --prewarm-ms}: before anything is measured, N ms of RPC calls with
+ * client's mode; {@code --no-modes}: without the goal rounds at the end ({@code --rounds N}
+ * of them, 3 quick, 5 full: ib_send_lat and the raw ping-pong at 64 B and the NULL call in each
+ * completion mode, back to back, what {@link Goals} reads); {@code --prewarm-ms}: before anything is measured, N ms of RPC calls with
  * no device (an in-memory pair), then N ms of the one-thread raw ping-pong, then
  * calls in the run's mode until the JIT is quiet (at most 6 N ms), for a C2 JVM (see {@link JitPrewarm}); the last two narrow the run to some points, for a focused comparison); the device address comes from
  * {@code -Drpcrdma.ip}, RDMA_VM_IP or RPCRDMA_TEST_IP, its name (for perftest) from
@@ -105,8 +106,8 @@ public final class LatencyCurve {
     private final boolean busyPoll;
     /** Server in adaptive event mode spinning this many µs after a completion; -1: the client's mode. */
     private int serverSpinMicros = -1;
-    /** Whether to end with the NULL call in each completion mode, for {@link Goals} ({@code --no-modes}: not). */
-    private boolean modes = true;
+    /** Goal rounds to end with, for {@link Goals} ({@code --no-modes}: 0; -1: 3 quick, 5 full). */
+    private int rounds = -1;
     private final InetAddress ip;
     private final List<Point> points = new ArrayList<>();
     private final PrintStream out = System.out;
@@ -161,7 +162,7 @@ public final class LatencyCurve {
         int[] sizes = null;
         int[] thresholds = THRESHOLDS;
         int serverSpin = -1;
-        boolean modes = true;
+        int rounds = -1;
         long prewarmMs = 0;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -178,7 +179,8 @@ public final class LatencyCurve {
                 // the server on (adaptive) completion events whatever the client does: issue 11's
                 // "client polling, server on adaptive events" (0: pure events)
                 case "--server-spin" -> serverSpin = Integer.parseInt(args[++i]);
-                case "--no-modes" -> modes = false;
+                case "--no-modes" -> rounds = 0;
+                case "--rounds" -> rounds = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -191,7 +193,7 @@ public final class LatencyCurve {
         Files.createDirectories(dir);
         LatencyCurve c = new LatencyCurve(full, warmupMs, measureMs, busyPoll, SendLatencyBenchmark.address());
         c.serverSpinMicros = serverSpin;
-        c.modes = modes;
+        c.rounds = rounds < 0 ? (full ? 5 : 3) : rounds;
         c.prewarmNanos = TimeUnit.MILLISECONDS.toNanos(prewarmMs);
         if (sizes == null) {
             sizes = sizes(full);
@@ -227,7 +229,7 @@ public final class LatencyCurve {
         int[] chunkSizes = ib ? java.util.Arrays.stream(sizes).filter(s -> s > lastInline(thresholds[0])).toArray()
                 : new int[0];
         total = (ib ? 3 : 2) * verbsSizes + 2 * chunkSizes.length + thresholds.length * 2 * sizes.length
-                + (modes ? 3 : 0);
+                + rounds * ((ib ? 1 : 0) + 1 + 3);
         out.printf("[bench] %d points (%s)%n", total, describe());
         if (ib) {
             Path logs = dir.resolve("perftest");
@@ -251,15 +253,26 @@ public final class LatencyCurve {
         if (prewarmNanos > 0) {
             prewarm(sizes, thresholds[0]);
         }
-        runVerbs(sizes, true);
-        runVerbs(sizes, false);
+        runVerbs(sizes, true, "");
+        runVerbs(sizes, false, "");
         for (int t : thresholds) {
             runRpc(t, sizes);
         }
-        if (modes) {
-            runModes(modeThreshold(thresholds));
+        for (int r = 1; r <= rounds; r++) {
+            String op = Goals.round(r);
+            if (ib) {
+                progress(Perftest.run(perftest, 64, 18700 + r, dir.resolve("perftest"), ip, GOAL_IB_ITERATIONS, op));
+            }
+            runVerbs(new int[] {64}, true, op);
+            runModes(modeThreshold(thresholds), op);
         }
     }
+
+    /**
+     * ib_send_lat's round trips per goal round: 20,000 (about a second under TCG); its
+     * default 1,000 is 30 ms of samples, whose p50 one disturbance moves.
+     */
+    static final int GOAL_IB_ITERATIONS = 20_000;
 
     /** 4 KiB if measured, else the smallest threshold: where the goals' NULL call is measured. */
     static int modeThreshold(int[] thresholds) {
@@ -281,7 +294,8 @@ public final class LatencyCurve {
 
     // ------------------------------------------------------------------ raw verbs
 
-    private void runVerbs(int[] sizes, boolean twoThreads) {
+    /** The raw ping-pong at {@code sizes}, its points labelled {@code op}. */
+    private void runVerbs(int[] sizes, boolean twoThreads, String op) {
         String series = twoThreads ? "verbs-2thread" : "verbs-1thread";
         int max = sizes[sizes.length - 1];
         SendLatencyBenchmark.Pair pair = null;
@@ -312,14 +326,14 @@ public final class LatencyCurve {
                         t = System.nanoTime();
                         h.recordValue(t - t0);
                     } while (t < end);
-                    progress(Point.of(series, "", 0, size, h));
+                    progress(Point.of(series, op, 0, size, h));
                 } catch (RuntimeException e) {
-                    progress(Point.failed(series, "", 0, size, "error: " + e.getMessage()));
+                    progress(Point.failed(series, op, 0, size, "error: " + e.getMessage()));
                     return; // the QPs are likely in error: the rest of this series is missing
                 }
             }
         } catch (RuntimeException e) {
-            progress(Point.failed(series, "", 0, 0, "setup failed: " + e));
+            progress(Point.failed(series, op, 0, 0, "setup failed: " + e));
         } finally {
             if (server != null) {
                 server.stop();
@@ -632,12 +646,17 @@ public final class LatencyCurve {
     /** Calls for {@code warmup}, then times each call for this run's measuring time. */
     private Histogram measure(Endpoints e, MemorySegment call, int expect, long warmup)
             throws InterruptedException, TimeoutException {
+        return measure(e, call, expect, warmup, measureNanos);
+    }
+
+    private Histogram measure(Endpoints e, MemorySegment call, int expect, long warmup, long measure)
+            throws InterruptedException, TimeoutException {
         long end = System.nanoTime() + warmup;
         while (System.nanoTime() < end) {
             call(e, call, expect);
         }
         Histogram h = new Histogram(3);
-        end = System.nanoTime() + measureNanos;
+        end = System.nanoTime() + measure;
         long t;
         do {
             long t0 = System.nanoTime();
@@ -659,10 +678,11 @@ public final class LatencyCurve {
     /**
      * The NULL call with no arguments at inline threshold {@code threshold} in each completion
      * mode ({@link Mode#BUSY}, {@link Mode#MIXED}, {@link Mode#EVENT}), one connection each, back
-     * to back: what {@link Goals} compares with ib_send_lat. Each warms up for at least 2 s: a
-     * mode's own paths (the channel wait, the adaptive spin) may not have run in this JVM yet.
+     * to back, labelled {@code op}: what {@link Goals} compares with ib_send_lat. Each warms up
+     * for at least 2 s (a mode's own paths, the channel wait and the adaptive spin, may not have
+     * run in this JVM yet) and is measured for at least 2 s.
      */
-    private void runModes(int threshold) {
+    private void runModes(int threshold, String op) {
         for (Mode m : new Mode[] {Mode.BUSY, Mode.MIXED, Mode.EVENT}) {
             try (Endpoints e = new Endpoints(threshold, 0, m)) {
                 MemorySegment call = callMessage(PROC_NULL, 0);
@@ -671,19 +691,20 @@ public final class LatencyCurve {
                 long calls = client.callsSent.sum();
                 long serverWakeups = server.channelWakeups.sum();
                 long clientWakeups = client.channelWakeups.sum();
-                Histogram h = measure(e, call, REPLY_HEADER, Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(2)));
+                Histogram h = measure(e, call, REPLY_HEADER, Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(2)),
+                        Math.max(measureNanos, TimeUnit.SECONDS.toNanos(2)));
                 // the counters that explain a mode's time: how often each end slept on its channel
                 calls = client.callsSent.sum() - calls;
-                out.printf(Locale.ROOT, "[bench] %s: %.3f server and %.3f client channel wake-ups per call (%d calls),"
-                        + " %d threads in this JVM%n", m.series(), (server.channelWakeups.sum() - serverWakeups) / (double) calls,
+                out.printf(Locale.ROOT, "[bench] %s %s: %.3f server and %.3f client channel wake-ups per call (%d calls),"
+                        + " %d threads in this JVM%n", m.series(), op, (server.channelWakeups.sum() - serverWakeups) / (double) calls,
                         (client.channelWakeups.sum() - clientWakeups) / (double) calls, calls,
                         java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
-                progress(Point.of(m.series(), "null", threshold, 0, h));
+                progress(Point.of(m.series(), op, threshold, 0, h));
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
                 return;
             } catch (Exception ex) {
-                progress(Point.failed(m.series(), "null", threshold, 0, "error: " + ex));
+                progress(Point.failed(m.series(), op, threshold, 0, "error: " + ex));
             }
         }
     }

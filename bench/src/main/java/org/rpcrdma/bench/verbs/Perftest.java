@@ -27,28 +27,37 @@ final class Perftest {
      * {@code full}: more iterations.
      */
     static Point run(String tool, int size, int port, Path logs, InetAddress ip, boolean full) throws InterruptedException {
-        Point p = once(tool, size, port, logs, ip, full);
+        return run(tool, size, port, logs, ip, size >= 65536 ? (full ? 1000 : 200) : (full ? 5000 : 1000), "");
+    }
+
+    /**
+     * As {@link #run(String, int, int, Path, InetAddress, boolean)} with a given number of
+     * round trips, the point labelled {@code op} (its logs too, so a repeated size keeps each).
+     */
+    static Point run(String tool, int size, int port, Path logs, InetAddress ip, int iterations, String op)
+            throws InterruptedException {
+        Point p = once(tool, size, port, logs, ip, iterations, op);
         if (!p.ok()) {
             // Under a loaded TCG guest the server sometimes is not listening yet when the
             // client connects (rdma_cm REJECTED, reason 8: no listener): one retry on a fresh port.
-            Point again = once(tool, size, port + 1000, logs, ip, full);
+            Point again = once(tool, size, port + 1000, logs, ip, iterations, op);
             return again.ok() ? again : p;
         }
         return p;
     }
 
-    private static Point once(String tool, int size, int port, Path logs, InetAddress ip, boolean full)
+    private static Point once(String tool, int size, int port, Path logs, InetAddress ip, int iterations, String op)
             throws InterruptedException {
         double factor = tool.equals("ib_read_lat") ? 1 : 2;
         String dev = firstNonEmpty(System.getenv("RDMA_VM_DEV"), System.getenv("RPCRDMA_TEST_DEVICE"));
-        int iterations = size >= 65536 ? (full ? 1000 : 200) : (full ? 5000 : 1000);
         List<String> cmd = new ArrayList<>(List.of(tool, "-R", "-F", "-p", Integer.toString(port),
                 "-s", Integer.toString(size), "-n", Integer.toString(iterations)));
         if (dev != null) {
             cmd.addAll(List.of("-d", dev));
         }
-        Path serverLog = logs.resolve(tool + "-" + size + "-server.log");
-        Path clientLog = logs.resolve(tool + "-" + size + "-client.log");
+        String name = tool + "-" + size + (op.isEmpty() ? "" : "-" + op);
+        Path serverLog = logs.resolve(name + "-server.log");
+        Path clientLog = logs.resolve(name + "-client.log");
         Process server = null;
         Process client = null;
         try {
@@ -58,7 +67,7 @@ final class Perftest {
             ccmd.add(ip.getHostAddress());
             client = new ProcessBuilder(ccmd).redirectErrorStream(true).redirectOutput(clientLog.toFile()).start();
             if (!client.waitFor(180, TimeUnit.SECONDS)) {
-                return Point.failed(tool, "", 0, size, "missing (timed out after 180 s)");
+                return Point.failed(tool, op, 0, size, "missing (timed out after 180 s)");
             }
             int rc = client.exitValue();
             server.waitFor(10, TimeUnit.SECONDS);
@@ -74,15 +83,15 @@ final class Perftest {
                     double p999 = factor * Double.parseDouble(f[8]);
                     if (!Double.isFinite(min + typical + avg + p99 + p999)) {
                         // under TCG perftest sometimes reads no usable CPU clock and prints inf
-                        return Point.failed(tool, "", 0, size, "missing (it printed inf: no usable CPU clock)");
+                        return Point.failed(tool, op, 0, size, "missing (it printed inf: no usable CPU clock)");
                     }
-                    return new Point(tool, "", 0, size, "ok", iterations, min, typical, p99, p999, avg);
+                    return new Point(tool, op, 0, size, "ok", iterations, min, typical, p99, p999, avg);
                 }
             }
-            return Point.failed(tool, "", 0, size, "missing (exit " + rc + (rc > 128 ? ", signal "
+            return Point.failed(tool, op, 0, size, "missing (exit " + rc + (rc > 128 ? ", signal "
                     + (rc - 128) : "") + ", no result line; see " + clientLog + ")");
         } catch (IOException | RuntimeException e) {
-            return Point.failed(tool, "", 0, size, "missing (" + e + ")");
+            return Point.failed(tool, op, 0, size, "missing (" + e + ")");
         } finally {
             for (Process p : new Process[] {client, server}) {
                 if (p != null && p.isAlive()) {
