@@ -51,8 +51,14 @@ final class InMemoryWire {
 
         Connection conn;
         Port peer;
-        /** Posted receive slots: written at {@code tail} by the poster, taken at {@code head} by the peer's Sends. */
+        /**
+         * Posted receive slots: written at {@code tail} by the poster, taken at {@code head}
+         * by the peer's Sends; a power of two long (indexed with a mask: a division per
+         * Send showed in the profile).
+         */
         private final int[] posted;
+        private final int mask;
+        private final int receives;
         /** Taken so far: the peer's sending thread (one at a time, under its send lock) only. */
         private long head;
         /** Posted so far: this side's poster (one at a time, under its receive pool's lock) only. */
@@ -60,17 +66,19 @@ final class InMemoryWire {
 
         /** @param receives this side's receive buffers: the most it can have posted at once */
         Port(int receives) {
-            posted = new int[receives];
+            this.receives = receives;
+            posted = new int[Integer.highestOneBit(Math.max(1, receives - 1)) << 1];
+            mask = posted.length - 1;
         }
 
         /** Posts receives (the poster's thread, under its pool's lock). */
         void post(int[] slots, int n) {
             long t = tail;
-            if (t + n - (long) HEAD.getAcquire(this) > posted.length) {
+            if (t + n - (long) HEAD.getAcquire(this) > receives) {
                 throw new IllegalStateException("more receives posted than buffers");
             }
             for (int i = 0; i < n; i++) {
-                posted[(int) ((t + i) % posted.length)] = slots[i];
+                posted[(int) (t + i) & mask] = slots[i];
             }
             TAIL.setRelease(this, t + n); // ORDER: after the slots, which the peer reads once it sees the tail
         }
@@ -81,13 +89,14 @@ final class InMemoryWire {
             if (h == (long) TAIL.getAcquire(this)) {
                 return -1;
             }
-            int slot = posted[(int) (h % posted.length)];
+            int slot = posted[(int) h & mask];
             HEAD.setRelease(this, h + 1);
             return slot;
         }
     }
 
-    // Deliveries queued behind the one running now, guarded by this wire's lock.
+    // Deliveries queued behind the one running now, guarded by this wire's lock; the
+    // arrays are a power of two long (indexed with a mask).
     private int[] kinds = new int[64];
     private int[] slots = new int[64];
     private int[] lengths = new int[64];
@@ -181,7 +190,7 @@ final class InMemoryWire {
         if (count == kinds.length) {
             grow();
         }
-        int i = (head + count) % kinds.length;
+        int i = (head + count) & (kinds.length - 1);
         kinds[i] = kind;
         targets[i] = target;
         slots[i] = slot;
@@ -191,7 +200,7 @@ final class InMemoryWire {
 
     /** The drainer only. */
     private void lane(int kind, Port target, int slot, int length) {
-        int i = (laneHead + laneCount) % laneKinds.length;
+        int i = (laneHead + laneCount) & (laneKinds.length - 1);
         laneKinds[i] = kind;
         laneTargets[i] = target;
         laneSlots[i] = slot;
@@ -217,7 +226,7 @@ final class InMemoryWire {
                 sl = laneSlots[i];
                 len = laneLengths[i];
                 laneTargets[i] = null;
-                laneHead = (i + 1) % laneKinds.length;
+                laneHead = (i + 1) & (laneKinds.length - 1);
                 laneCount--;
             } else {
                 synchronized (this) {
@@ -231,7 +240,7 @@ final class InMemoryWire {
                     sl = slots[head];
                     len = lengths[head];
                     targets[head] = null;
-                    head = (head + 1) % kinds.length;
+                    head = (head + 1) & (kinds.length - 1);
                     count--;
                 }
             }
@@ -255,7 +264,7 @@ final class InMemoryWire {
         int[] len = new int[n];
         Port[] t = new Port[n];
         for (int j = 0; j < count; j++) {
-            int i = (head + j) % kinds.length;
+            int i = (head + j) & (kinds.length - 1);
             k[j] = kinds[i];
             sl[j] = slots[i];
             len[j] = lengths[i];
