@@ -16,7 +16,9 @@ import java.util.concurrent.locks.LockSupport;
  * request. A call parked with no connection (a client reconnecting, a backchannel waiting
  * for its client) gets a scheduled task instead: that path is rare. Either way the timer
  * only completes the call's future exceptionally (the same path as a caller's
- * {@code orTimeout} or {@code cancel}), so a timeout is at most one tick late.
+ * {@code orTimeout} or {@code cancel}). A call's deadline is stamped by the first tick
+ * that sees it (no clock read per call on the caller's thread), so a timeout is never
+ * early and at most two ticks late.
  */
 final class CallTimer {
     static final long TICK_MILLIS = 10;
@@ -39,11 +41,10 @@ final class CallTimer {
                 continue;
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(TICK_MILLIS));
-            long now = System.nanoTime();
             for (Iterator<Requester> it = WATCHED.iterator(); it.hasNext(); ) {
                 Requester r = it.next();
                 try {
-                    if (!r.expire(now)) {
+                    if (!r.expire()) {
                         it.remove();
                     }
                 } catch (RuntimeException e) {

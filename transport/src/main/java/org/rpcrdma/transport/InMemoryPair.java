@@ -2,7 +2,6 @@ package org.rpcrdma.transport;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.rpcrdma.transport.core.ChunkBuffer;
@@ -17,9 +16,9 @@ import org.rpcrdma.transport.core.Link;
  *
  * <p>A Send is copied into a receive the peer has posted, or, as with rnr_retry_count 0,
  * ends the connection when none is. Deliveries run on the thread that sent, one at a time
- * (a trampoline, so a handler that replies at once does not recurse): a call answered
- * synchronously has completed when {@code call} returns. Not thread-safe for sends from
- * several threads at once; use the real endpoints for that.
+ * (a trampoline, so a handler that replies at once does not recurse; {@link InMemoryWire}):
+ * a call answered synchronously has completed when {@code call} returns. Not thread-safe
+ * for sends from several threads at once; use the real endpoints for that.
  *
  * <p>RDMA Read and Write are emulated over a registry of exposed memory keyed by rkey, as
  * an RNIC checks them: the rkey must be one the peer exposed and has not invalidated, the
@@ -36,9 +35,9 @@ import org.rpcrdma.transport.core.Link;
  * closes). Exposed memory whose arena the caller closed behaves as pinned pages do: the
  * peer's Write lands where the caller cannot see it, its Read gets zeros.
  *
- * <p>Over 400 lines because it stands in for the whole device (Sends, receives, RDMA Read
- * and Write with their rkey checks, invalidation, registration) behind one {@code Link}:
- * split, the emulated QP's state would be shared across classes.
+ * <p>The wire itself (posted receives, deliveries in order) is {@link InMemoryWire}; this
+ * class is the rest of the device behind one {@code Link}: RDMA Read and Write with their
+ * rkey checks, invalidation and registration.
  *
  * <pre>{@code
  * try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), handler)) {
@@ -52,32 +51,22 @@ public final class InMemoryPair implements AutoCloseable {
     private final RegisteredBuffers registered;
     private final Connection client;
     private final Connection server;
-    // The wire: deliveries in order, kept in primitive arrays so that a call and its reply
-    // allocate nothing here (what a benchmark of this pair shows is the transport's).
-    private static final int RECEIVE = 0;
-    private static final int SEND_DONE = 1;
-    private static final int LOST = 2;
-    private static final int RDMA_DONE = 3;
+    /** Sends, receives and deliveries between the two sides. */
+    private final InMemoryWire wire = new InMemoryWire();
     /** Memory exposed by either side: rkey -> region. */
     private final ConcurrentHashMap<Integer, Exposed> exposed = new ConcurrentHashMap<>();
 
     private record Exposed(End owner, MemorySegment memory, boolean writable) {}
-    private final Object wire = new Object();
-    private int[] kinds = new int[64];
-    private int[] slots = new int[64];
-    private int[] lengths = new int[64];
-    private End[] targets = new End[64];
-    private int head;
-    private int count;
-    private boolean draining;
 
     private InMemoryPair(RpcRdmaOptions o, CallHandler handler) {
         chunkMemoryBytes = o.chunkMemoryBytes();
         registered = new RegisteredBuffers(o.registrationCacheBytes());
-        End c = new End(o.clientTakesBackwardChunks() ? o.rdmaDepth() : 0);
-        End s = new End(o.rdmaDepth());
+        End c = new End(o.clientTakesBackwardChunks() ? o.rdmaDepth() : 0, o.receiveBuffers(true));
+        End s = new End(o.rdmaDepth(), o.receiveBuffers(false));
         c.peer = s;
         s.peer = c;
+        c.port.peer = s.port;
+        s.port.peer = c.port;
         clientEnd = c;
         serverEnd = s;
         client = side(true, "in-memory client", o, c);
@@ -99,6 +88,7 @@ public final class InMemoryPair implements AutoCloseable {
                 o.maxChunkSegments()), end, pool,
                 o.sendContexts(isClient), arena.allocate((long) o.sendContexts(isClient) * inline), stats);
         end.conn = conn;
+        end.port.conn = conn;
         return conn;
     }
 
@@ -152,105 +142,17 @@ public final class InMemoryPair implements AutoCloseable {
 
     private Link clientEnd;
 
-    /** Runs deliveries in order on this thread; nested sends are queued behind the current one. */
-    private void transmit(int kind, End target, int slot, int length) {
-        transmit(kind, target, slot, length, true);
-    }
-
-    /**
-     * Queues a delivery; with {@code drain}, runs the queue on this thread unless another
-     * thread (or an outer frame of this one) already does. An RDMA completion is queued
-     * without draining: it is posted under the connection's RDMA lock, and the Send that
-     * follows every RDMA job (or the delivery running now) drains it.
-     */
-    private void transmit(int kind, End target, int slot, int length, boolean drain) {
-        synchronized (wire) {
-            enqueue(kind, target, slot, length);
-            if (draining || !drain) {
-                return;
-            }
-            draining = true;
-        }
-        drain();
-    }
-
-    /** Caller holds the wire lock. */
-    private void enqueue(int kind, End target, int slot, int length) {
-        if (count == kinds.length) {
-            grow();
-        }
-        int i = (head + count) % kinds.length;
-        kinds[i] = kind;
-        targets[i] = target;
-        slots[i] = slot;
-        lengths[i] = length;
-        count++;
-    }
-
-    /** Runs queued deliveries on this thread until none is left; the caller set {@code draining}. */
-    private void drain() {
-        while (true) {
-            int k;
-            End t;
-            int sl;
-            int len;
-            synchronized (wire) {
-                if (count == 0) {
-                    draining = false;
-                    return;
-                }
-                k = kinds[head];
-                t = targets[head];
-                sl = slots[head];
-                len = lengths[head];
-                targets[head] = null;
-                head = (head + 1) % kinds.length;
-                count--;
-            }
-            deliver(k, t, sl, len);
-        }
-    }
-
-    private static void deliver(int kind, End target, int slot, int length) {
-        switch (kind) {
-            case RECEIVE -> target.conn.onReceive(slot, length);
-            case SEND_DONE -> target.conn.onSendCompleted(slot);
-            case RDMA_DONE -> target.conn.onRdmaCompleted(slot);
-            default -> target.conn.onLinkLost(new RpcRdmaException("in-memory link disconnected"));
-        }
-    }
-
-    private void grow() {
-        int n = kinds.length * 2;
-        int[] k = new int[n];
-        int[] sl = new int[n];
-        int[] len = new int[n];
-        End[] t = new End[n];
-        for (int j = 0; j < count; j++) {
-            int i = (head + j) % kinds.length;
-            k[j] = kinds[i];
-            sl[j] = slots[i];
-            len[j] = lengths[i];
-            t[j] = targets[i];
-        }
-        kinds = k;
-        slots = sl;
-        lengths = len;
-        targets = t;
-        head = 0;
-    }
-
-    /** One side's "QP": its posted receives, in order. */
+    /** One side's "QP": its end of the wire, and the memory it exposes. */
     private final class End implements Link, RegisteredBuffer.Holder {
         Connection conn;
-        /** Guarded by the wire lock (a Send takes a receive and queues its delivery in one acquisition). */
-        final ArrayDeque<Integer> posted = new ArrayDeque<>();
+        final InMemoryWire.Port port;
         End peer;
         volatile boolean down;
         final int depth;
 
-        End(int depth) {
+        End(int depth, int receives) {
             this.depth = depth;
+            this.port = new InMemoryWire.Port(receives);
         }
 
         @Override
@@ -321,7 +223,7 @@ public final class InMemoryPair implements AutoCloseable {
             } else {
                 MemorySegment.copy(x.memory(), remoteOffset - base, local.segment(), localOffset, length);
             }
-            transmit(RDMA_DONE, this, token, 0, false);
+            wire.transmit(InMemoryWire.RDMA_DONE, port, token, 0, false);
         }
 
         /** Registered buffers this side "registered" (as a PD would hold them). */
@@ -397,50 +299,14 @@ public final class InMemoryPair implements AutoCloseable {
 
         @Override
         public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {
-            if (down) {
-                return;
-            }
-            int recv;
-            synchronized (wire) {
-                Integer r = peer.posted.poll();
-                if (r == null) {
-                    recv = -1;
-                } else {
-                    recv = r;
-                    // ORDER: copied before its delivery is queued (another thread may run the queue)
-                    MemorySegment.copy(buffer, 0, peer.conn.receiveBuffer(recv), 0, length);
-                    if (draining || count > 0) {
-                        enqueue(RECEIVE, peer, recv, length);
-                        if (signalled) {
-                            enqueue(SEND_DONE, this, slot, 0);
-                        }
-                        if (draining) {
-                            return;
-                        }
-                        recv = -2; // queued behind RDMA completions: drain them all in order
-                    } else if (signalled) {
-                        enqueue(SEND_DONE, this, slot, 0); // after the receive, delivered first below
-                    }
-                    draining = true;
-                }
-            }
-            if (recv == -1) {
+            if (!down && !wire.send(port, slot, buffer, length, signalled)) {
                 disconnect(); // like RNR with rnr_retry_count 0
-                return;
             }
-            if (recv >= 0) {
-                deliver(RECEIVE, peer, recv, length); // first in line: no trip through the queue
-            }
-            drain();
         }
 
         @Override
         public void postReceives(int[] slots, int count) {
-            synchronized (wire) {
-                for (int i = 0; i < count; i++) {
-                    posted.add(slots[i]);
-                }
-            }
+            port.post(slots, count);
         }
 
         @Override
@@ -450,8 +316,8 @@ public final class InMemoryPair implements AutoCloseable {
             }
             down = true;
             peer.down = true;
-            transmit(LOST, this, 0, 0);
-            transmit(LOST, peer, 0, 0);
+            wire.transmit(InMemoryWire.LOST, port, 0, 0, true);
+            wire.transmit(InMemoryWire.LOST, peer.port, 0, 0, true);
         }
     }
 

@@ -2,6 +2,8 @@ package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import org.rpcrdma.transport.core.Events;
@@ -20,6 +22,19 @@ import org.rpcrdma.transport.core.Events;
  * {@link #deliver} and {@link #fail}, which bypass the overrides.
  */
 sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits ReusableCall {
+    private static final VarHandle MESSAGE;
+    private static final VarHandle OWNER;
+
+    static {
+        try {
+            var l = MethodHandles.lookup();
+            MESSAGE = l.findVarHandle(OutgoingCall.class, "message", MemorySegment.class);
+            OWNER = l.findVarHandle(OutgoingCall.class, "owner", Requester.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     /**
      * The thread that delivered the reply: callAndWait counts whether it was the caller's own
      * (no hand-off). Written before the completion's compare-and-set and read after it was
@@ -43,9 +58,17 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
     int state = NEW;
     /** Sent, then abandoned by the caller; guarded by the owner's lock. */
     boolean abandoned;
-    /** System.nanoTime() after which the call times out; 0: never. Set once, before it is submitted. */
+    /**
+     * System.nanoTime() after which the call times out; 0: not stamped yet, or never (then
+     * {@link #timeoutNanos} is 0). Stamped lazily ({@link #deadline(long)}): a call answered
+     * before the timer first sees it never reads the clock.
+     */
     private long deadline;
-    private long timeoutMillis;
+    /**
+     * The call's timeout, 0: none. Set once, before it is submitted. (Its milliseconds are
+     * derived, not kept: a field more would be 8 bytes more per future-shaped call.)
+     */
+    private long timeoutNanos;
     private volatile ScheduledFuture<?> timer;
     /** The largest reply the caller allows (0: what fits inline); set once, before the call is submitted. */
     private int maxReplyBytes;
@@ -81,19 +104,34 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
      */
     final void reuse(int newXid, MemorySegment newMessage) {
         xid = newXid;
-        message = newMessage;
-        owner = null;
+        // Release stores and skipped writes, not volatile stores (a full fence each, six per
+        // call): the slot is nobody else's until it is submitted, and the requester's lock
+        // publishes it then (issue 11 §1).
+        MESSAGE.setRelease(this, newMessage);
+        OWNER.setRelease(this, (Requester) null);
         state = NEW;
         abandoned = false;
         deadline = 0;
-        timeoutMillis = 0;
-        timer = null;
+        timeoutNanos = 0;
+        if (timer != null) {
+            timer = null;
+        }
         maxReplyBytes = 0;
         ddp = null;
         receptacle = null;
-        exposure = null;
+        if (exposure != null) {
+            exposure = null;
+        }
         deliveredBy = null;
         event = newEvent(newXid);
+    }
+
+    /**
+     * The requester {@code r} takes the call (under its lock, which publishes it to the
+     * completion thread; readers elsewhere read the field as a volatile): a release store.
+     */
+    final void ownedBy(Requester r) {
+        OWNER.setRelease(this, r);
     }
 
     /** The one heap-copy idiom of the transport: bytes that must outlive the caller's segment. */
@@ -162,6 +200,7 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
     /** Leaves its connection: the bytes must now survive until a later connection sends them. */
     void detach() {
         releaseExposure(); // its rkeys belonged to that connection
+        deadline(System.nanoTime()); // its deadline keeps running while it waits for a connection
         owner = null;
         MemorySegment m = message;
         if (m.isNative()) {
@@ -170,35 +209,50 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
     }
 
     /**
-     * Sets the call's deadline (once, at issue; it keeps running across reconnects). A
-     * requester sweeps it on {@link CallTimer}'s tick; a call parked with no connection
-     * gets a scheduled task ({@code parked}).
+     * Sets the call's timeout (once, at issue; its deadline keeps running across
+     * reconnects). A requester sweeps it on {@link CallTimer}'s tick; a call parked with no
+     * connection gets a scheduled task ({@code parked}). The clock is not read here for a
+     * call that goes to a requester: the timer stamps its deadline the first time it sees
+     * it (a clock read per call was ~8% of a callback call's CPU on the host, issue 11 §1),
+     * from a clock read after the call was queued, so it never times out early; it may
+     * time out up to one tick later than it would have.
      */
     void deadline(String where, long timeoutNanos, boolean parked) {
         if (timeoutNanos <= 0) {
             return;
         }
-        timeoutMillis = Math.max(1, timeoutNanos / 1_000_000);
-        deadline = System.nanoTime() + timeoutNanos;
-        if (deadline == 0) {
-            deadline = 1;
-        }
+        this.timeoutNanos = timeoutNanos;
         if (parked) {
+            deadline(System.nanoTime());
             timer = CallTimer.schedule(() -> expire(where), timeoutNanos);
         }
     }
 
-    long deadline() {
+    /** Whether the call has a timeout. */
+    boolean timed() {
+        return timeoutNanos != 0;
+    }
+
+    /**
+     * The call's deadline (0: it has no timeout), stamped {@code now} + its timeout if it was
+     * not yet. {@code now} must be a clock read made after the call was issued; the caller
+     * holds its requester's lock (or the call is between connections).
+     */
+    long deadline(long now) {
+        if (deadline == 0 && timeoutNanos != 0) {
+            long d = now + timeoutNanos;
+            deadline = d == 0 ? 1 : d;
+        }
         return deadline;
     }
 
     long timeoutMillis() {
-        return timeoutMillis;
+        return timeoutNanos == 0 ? 0 : Math.max(1, timeoutNanos / 1_000_000);
     }
 
     /** The deadline passed: fails the call with {@link CallTimeoutException} (it is then abandoned). */
     void expire(String where) {
-        completeExceptionally(new CallTimeoutException(where, xid, timeoutMillis));
+        completeExceptionally(new CallTimeoutException(where, xid, timeoutMillis()));
     }
 
     /** The transport completes the call with its reply; false if the caller had abandoned it. */

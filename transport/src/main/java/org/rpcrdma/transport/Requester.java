@@ -1,5 +1,7 @@
 package org.rpcrdma.transport;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,6 +22,16 @@ import org.rpcrdma.transport.core.XidTable;
  * return the calls to complete and the {@link Connection} completes them afterwards.
  */
 final class Requester {
+    private static final VarHandle REQUIRED_RECEIVES;
+
+    static {
+        try {
+            REQUIRED_RECEIVES = MethodHandles.lookup().findVarHandle(Requester.class, "requiredReceives", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     /** What a loss leaves behind: calls that were sent, and calls that never were. */
     record Taken(List<OutgoingCall> sent, List<OutgoingCall> unsent) {}
 
@@ -39,7 +51,8 @@ final class Requester {
      * credits.outstanding() + grantToPeer, republished under the lock at every change, so
      * the completion thread reads it without the lock: the lock is held across
      * ibv_post_send, which on Soft-RoCE carries the whole Send (the poller blocked on it
-     * for 12 % of event-mode calls in the guest profile).
+     * for 12 % of event-mode calls in the guest profile). Written with release stores (see
+     * {@link #publishRequired}).
      */
     private volatile int requiredReceives;
     /**
@@ -97,7 +110,7 @@ final class Requester {
                 throw new RpcRdmaException(name + ": XID 0x" + Integer.toHexString(c.xid) + " is already outstanding"
                         + " in the " + direction + " direction; call not sent");
             }
-            c.owner = this;
+            c.ownedBy(this);
             c.state = OutgoingCall.WAITING;
             if (!waiting.isEmpty() || !credits.available()) {
                 stats.creditWaits.increment();
@@ -110,7 +123,7 @@ final class Requester {
                 }
             }
             waiting.addLast(c);
-            if (c.deadline() != 0 && !watched) {
+            if (c.timed() && !watched) {
                 watched = true;
                 CallTimer.watch(this);
             }
@@ -120,9 +133,10 @@ final class Requester {
 
     /**
      * One tick of {@link CallTimer}: fails the calls whose deadline passed (they are then
-     * abandoned like a cancelled call). Returns whether any call here still has a deadline.
+     * abandoned like a cancelled call), and stamps the deadline of calls it sees for the
+     * first time. Returns whether any call here still has a deadline.
      */
-    boolean expire(long now) {
+    boolean expire() {
         OutgoingCall[] due;
         boolean timed = false;
         synchronized (this) {
@@ -130,6 +144,9 @@ final class Requester {
                 watched = false;
                 return false;
             }
+            // ORDER: read under the lock, so after every call queued here was issued: a
+            // deadline stamped from it (issue + timeout at the earliest) is never early
+            long now = System.nanoTime();
             expired.clear();
             for (OutgoingCall c : waiting) {
                 timed |= due(c, now);
@@ -162,11 +179,10 @@ final class Requester {
 
     /** Caller holds the lock: collects {@code c} if its deadline passed; whether it still has one. */
     private boolean due(OutgoingCall c, long now) {
-        long d = c.deadline();
-        if (d == 0 || c.isDone()) {
+        if (!c.timed() || c.isDone()) {
             return false;
         }
-        if (now - d >= 0) {
+        if (now - c.deadline(now) >= 0) {
             expired.add(c);
             return false;
         }
@@ -226,7 +242,7 @@ final class Requester {
             }
             waiting.pollFirst();
             credits.tryAcquire();
-            requiredReceives = credits.outstanding() + grantToPeer;
+            publishRequired();
             table.put(c.xid, c);
             c.state = OutgoingCall.SENT;
             // The rdma_credit of a call is our request (RFC 8166 §3.3.1): our maximum.
@@ -286,7 +302,7 @@ final class Requester {
 
     private void release(OutgoingCall c) {
         credits.release();
-        requiredReceives = credits.outstanding() + grantToPeer;
+        publishRequired();
         if (c.abandoned) {
             abandonedInFlight--;
         }
@@ -340,6 +356,16 @@ final class Requester {
             }
             return new Taken(sent, unsent);
         }
+    }
+
+    /**
+     * Caller holds the lock: republishes {@link #requiredReceives}. A release store, not a
+     * volatile one (two full fences per call): nothing this thread reads next depends on the
+     * completion thread having seen it (the call's own receive was ensured before it is sent),
+     * and a store becomes visible no later for the fence.
+     */
+    private void publishRequired() {
+        REQUIRED_RECEIVES.setRelease(this, credits.outstanding() + grantToPeer);
     }
 
     /** Receives that must stay posted for this direction's replies plus the peer's grant (no lock taken). */

@@ -69,8 +69,12 @@ final class ReusableCall extends OutgoingCall {
         replyView = null;
         replyMsg = null;
         failure = null;
-        waiter = null;
-        outcome = PENDING; // ORDER: last, publishes the fields above
+        if (waiter != null) {
+            waiter = null; // only a caller that parked set it (no volatile store per call otherwise)
+        }
+        // ORDER: last; a release store, not a volatile one (a full fence per call): the slot
+        // is this thread's until submit, whose requester lock publishes it to the completion thread
+        OUTCOME.setRelease(this, PENDING);
     }
 
     @Override
@@ -245,7 +249,9 @@ final class ReusableCall extends OutgoingCall {
             (deliveredBy == Thread.currentThread() ? stats.repliesTakenByCaller : stats.repliesHandedOff).increment();
             return read(reader);
         } finally {
-            waiter = null;
+            if (waiter != null) {
+                waiter = null;
+            }
         }
     }
 

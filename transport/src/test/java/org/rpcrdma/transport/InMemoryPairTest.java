@@ -54,6 +54,49 @@ class InMemoryPairTest {
         }
     }
 
+    /**
+     * The wire's lock-free parts under two sending threads: replies sent from an executor
+     * while the caller sends calls and drains deliveries (receives taken from a ring the
+     * other side posts to, deliveries the draining thread queues in its own lane). Every
+     * call gets its own reply exactly once and every receive comes back.
+     */
+    @Test
+    void sendsFromTwoThreadsAtOnceAreEachDeliveredOnce() throws Exception {
+        java.util.concurrent.ExecutorService replier = java.util.concurrent.Executors.newSingleThreadExecutor();
+        CallHandler h = c -> {
+            if (c.xid() % 2 == 0) {
+                echo().handle(c); // at once, nested in the caller's delivery
+            } else {
+                replier.execute(() -> echo().handle(c)); // from another thread, maybe while the caller drains
+            }
+        };
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withCredits(8), h)) {
+            List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
+            for (int i = 0; i < 20_000; i++) {
+                fs.add(p.client().call(callMsg(i, 1, new byte[] {(byte) i, 2, 3, 4})));
+                if (fs.size() == 64) {
+                    check(fs);
+                }
+            }
+            check(fs);
+            assertTrue(p.client().isOpen() && p.server().isOpen());
+            assertEquals(0, p.client().heldReceives());
+            assertEquals(0, p.client().outstandingCalls());
+            assertEquals(0, p.client().stats().unmatchedForwardReplies.sum());
+        } finally {
+            replier.shutdownNow();
+        }
+    }
+
+    private static void check(List<CompletableFuture<ReceivedMessage>> fs) throws Exception {
+        for (CompletableFuture<ReceivedMessage> f : fs) {
+            ReceivedMessage m = f.get(10, java.util.concurrent.TimeUnit.SECONDS);
+            int xid = org.rpcrdma.transport.wire.Xdr.getInt(m.bytes(), 0);
+            assertArrayEquals(new byte[] {(byte) xid, 2, 3, 4}, results(m));
+        }
+        fs.clear();
+    }
+
     @Test
     void closeFailsWhatIsPending() {
         InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withReconnectAttempts(0), c -> { });

@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -136,7 +137,7 @@ class ReusableCallTest {
     }
 
     /** Collects a callback call's one outcome, and counts them. */
-    private static final class Outcome implements ReplyCallback {
+    private static class Outcome implements ReplyCallback {
         final AtomicInteger calls = new AtomicInteger();
         final AtomicReference<byte[]> reply = new AtomicReference<>();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -205,6 +206,40 @@ class ReusableCallTest {
             assertEquals(1, o.calls.get());
             assertEquals(0, p.client.heldReceives());
             assertEquals(0, p.client.freeCallSlots(), "the abandoned slot is dropped, not reused");
+        }
+    }
+
+    /**
+     * A callback call's deadline is stamped by the call timer, not by the caller (no clock
+     * read per call): stamped from a clock read after the call was queued, it never fires
+     * before the timeout has run from the call's issue, and at most two ticks after.
+     */
+    @Test
+    void aCallTimesOutNeverBeforeItsTimeoutHasRunFromItsIssue() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4, 100)) {
+            opensTheWindow(p);
+            ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
+            p.server.handler(holding(held));
+            for (int i = 0; i < 5; i++) {
+                AtomicLong failedAt = new AtomicLong();
+                Outcome o = new Outcome() {
+                    @Override
+                    public void onFailure(Throwable cause) {
+                        failedAt.set(System.nanoTime());
+                        super.onFailure(cause);
+                    }
+                };
+                Thread.sleep(i * 3); // issued at different places between the timer's ticks
+                long issued = System.nanoTime();
+                p.client.call(callMsg(50 + i, 1, ARGS), o);
+                assertTrue(await(() -> o.calls.get() == 1, 5000));
+                assertInstanceOf(CallTimeoutException.class, o.failure.get());
+                long ms = TimeUnit.NANOSECONDS.toMillis(failedAt.get() - issued);
+                assertTrue(ms >= 100, "timed out " + ms + " ms after its issue, before its 100 ms timeout");
+                echo().handle(held.poll());
+                int late = i + 1;
+                assertTrue(await(() -> p.client.stats().lateReplies.sum() == late, 5000));
+            }
         }
     }
 

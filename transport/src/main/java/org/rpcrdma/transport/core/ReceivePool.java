@@ -18,8 +18,16 @@ import java.lang.invoke.VarHandle;
  * its source state, so the posted count can never go negative and a buffer can never be
  * posted twice.
  *
- * <p>Threading: all methods are synchronized; {@link Poster#post} is called under the lock
- * (it only rings the doorbell).
+ * <p>Threading: only FREE → POSTED ({@link #replenish}) and {@link #shutdown} take the
+ * lock ({@link Poster#post} is called under it: it only rings the doorbell). Every other
+ * transition has one owner and needs none (issue 11 §1: four lock acquisitions per call
+ * fewer): POSTED → HELD and POSTED → FREE ({@link #completed}, {@link #flushed}) belong to
+ * the completion thread (one at a time), HELD → FREE ({@link #release}) to the one holder
+ * of the buffer. A buffer's state is published with release stores after the effect it
+ * names (a FREE after its holder's last read, a POSTED count after ibv_post_recv
+ * returned), so a thread that reads it without the lock never acts on a state that is not
+ * yet true. The posted count is two monotonic counters, one per writer: receives posted
+ * (under the lock) and receives taken (by the completion thread).
  */
 public final class ReceivePool implements ReceiveQueue {
     /** Posts receive work requests for the given slots (wr_id and address follow from the slot); counts them. */
@@ -31,11 +39,15 @@ public final class ReceivePool implements ReceiveQueue {
     private static final byte FREE = 0;
     private static final byte POSTED = 1;
     private static final byte HELD = 2;
-    private static final VarHandle POSTED_COUNT;
+    private static final VarHandle POSTED_TOTAL;
+    private static final VarHandle TAKEN_TOTAL;
+    private static final VarHandle STATE = MethodHandles.arrayElementVarHandle(byte[].class);
 
     static {
         try {
-            POSTED_COUNT = MethodHandles.lookup().findVarHandle(ReceivePool.class, "posted", int.class);
+            var l = MethodHandles.lookup();
+            POSTED_TOTAL = l.findVarHandle(ReceivePool.class, "postedTotal", int.class);
+            TAKEN_TOTAL = l.findVarHandle(ReceivePool.class, "takenTotal", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -49,16 +61,21 @@ public final class ReceivePool implements ReceiveQueue {
      * so its slice is made once, not per message. Completion thread only.
      */
     private final MemorySegment[] views;
+    /** Per slot FREE, POSTED or HELD; written with release stores, read with acquire loads outside the lock. */
     private final byte[] state;
     private final int bufferSize;
     private final int batch;
     private final int[] scratch;
     private final Poster poster;
-    /** Written under the lock; read without it (opaque) where an old value is as good as a locked one. */
-    private int posted;
-    private int free;
-    private int freeCursor;
-    private boolean shutDown;
+    /**
+     * Receives ever posted: raised under the lock only once ibv_post_recv returned (release
+     * store), read without it. Wraps harmlessly: only {@code postedTotal - takenTotal} is used.
+     */
+    private int postedTotal;
+    /** Receives ever taken off the QP (completed or flushed): written by the completion thread only (opaque). */
+    private int takenTotal;
+    /** The QP is gone: nothing is posted any more and no receive counts as posted. */
+    private volatile boolean shutDown;
 
     /**
      * @param memory     backing memory, at least {@code count * bufferSize} bytes
@@ -88,7 +105,21 @@ public final class ReceivePool implements ReceiveQueue {
         this.state = new byte[count];
         this.scratch = new int[count];
         this.poster = poster;
-        this.free = count;
+    }
+
+    /**
+     * Receives POSTED now, as this thread can tell without the lock. The completion thread
+     * reads its own taken count exactly and a posted count that can only be behind (it only
+     * rises): never more than the truth. Another thread may miss receives taken a moment
+     * ago: receives that were for messages which no longer need one (the
+     * {@link ReceiveQueue#ensurePosted} contract). Under the lock the posted count is exact.
+     */
+    private int postedNow() {
+        if (shutDown) {
+            return 0;
+        }
+        int taken = (int) TAKEN_TOTAL.getOpaque(this);
+        return (int) POSTED_TOTAL.getAcquire(this) - taken;
     }
 
     /**
@@ -103,53 +134,53 @@ public final class ReceivePool implements ReceiveQueue {
         if (shutDown) {
             return 0; // the QP is gone: a late caller must not post to it
         }
-        int deficit = required - posted;
+        int deficit = required - postedNow();
         if (deficit <= 0) {
             return 0;
         }
-        int n = Math.min(free, Math.max(deficit, batch));
+        int n = Math.max(deficit, batch);
         int k = 0;
-        for (int scanned = 0; k < n && scanned < state.length; scanned++) {
-            int i = freeCursor;
-            freeCursor = freeCursor + 1 == state.length ? 0 : freeCursor + 1;
-            if (state[i] == FREE) {
-                state[i] = POSTED;
+        // Lowest-numbered FREE buffers first, not round robin: the buffers released last are
+        // posted again while their lines are still in the cache (with a round robin, every
+        // receive landed in a cold buffer; the first read of the header stalled on it:
+        // 20% of an in-memory callback call's CPU on the host, issue 11 §1).
+        for (int i = 0; k < n && i < state.length; i++) {
+            // acquire: a holder's release store of FREE follows its last read of the buffer
+            if ((byte) STATE.getAcquire(state, i) == FREE) {
+                // release: the completion thread that finds it POSTED sees it made so before the post
+                STATE.setRelease(state, i, POSTED);
                 scratch[k++] = i;
             }
         }
         if (k == 0) {
             return 0;
         }
-        free -= k;
         try {
             poster.post(scratch, k);
         } catch (RuntimeException e) {
             for (int j = 0; j < k; j++) {
-                state[scratch[j]] = FREE;
+                STATE.setRelease(state, scratch[j], FREE);
             }
-            free += k;
             throw e;
         }
         // ORDER: counted only now that ibv_post_recv returned: ensurePosted and
         // replenishAfterCompletion read the count without the lock, and a sender trusting a
         // receive not yet on the QP lost the connection to the reply (rnr_retry 0).
-        posted += k;
+        POSTED_TOTAL.setRelease(this, postedTotal + k);
         return k;
     }
 
     /**
      * {@link #replenish} for the completion thread, right after a receive completed: no lock
      * while {@code required} are still posted (most completions, with batched posting).
-     * Only the completion thread makes {@code posted} smaller ({@link #completed},
-     * {@link #flushed}) and it sees its own writes; other threads only make it larger, so
-     * what it reads here without the lock is never more than the truth: it skips only when
-     * the locked path would post nothing. (One exception, once the QP is gone:
-     * {@link #shutdown} clears it; no receive is worth posting then.) A receive counts once
-     * its post returned, never while it is being posted.
+     * Only the completion thread takes POSTED buffers away and it sees its own count; other
+     * threads only post more, so what it reads here without the lock is never more than
+     * the truth: it skips only when the locked path would post nothing. A receive counts
+     * once its post returned, never while it is being posted.
      */
     @Override
     public int replenishAfterCompletion(int required) {
-        if (required <= (int) POSTED_COUNT.getOpaque(this)) {
+        if (required <= postedNow()) {
             return 0;
         }
         return replenish(required);
@@ -162,65 +193,71 @@ public final class ReceivePool implements ReceiveQueue {
      */
     @Override
     public boolean ensurePosted(int required) {
-        if (required <= (int) POSTED_COUNT.getOpaque(this)) {
+        if (required <= postedNow()) {
             // Enough, as of a moment ago: the same answer the lock would have given then,
             // and receives completed since were for messages that no longer need one.
             return true;
         }
         synchronized (this) {
             replenish(required);
-            return posted >= required;
+            return postedNow() >= required;
         }
     }
 
-    /** A receive completed successfully: POSTED → HELD. */
+    /** A receive completed successfully: POSTED → HELD (completion thread). */
     @Override
-    public synchronized MemorySegment completed(int slot) {
-        transition(slot, POSTED, HELD);
-        posted--;
+    public MemorySegment completed(int slot) {
+        take(slot, HELD);
         return buffers[slot];
     }
 
-    /** A receive was flushed (QP in error): POSTED → FREE. */
+    /** A receive was flushed (QP in error): POSTED → FREE (completion thread). */
     @Override
-    public synchronized void flushed(int slot) {
-        transition(slot, POSTED, FREE);
-        posted--;
-        free++;
+    public void flushed(int slot) {
+        take(slot, FREE);
     }
 
-    /** The holder is done with the buffer: HELD → FREE. */
+    /** The completion thread takes a POSTED buffer off the QP. */
+    private void take(int slot, byte to) {
+        checkSlot(slot);
+        if (shutDown) {
+            // the QP is gone and its receives with it (a late completion is the caller's race to lose)
+            throw new IllegalStateException("receive buffer " + slot + " completed after the QP was shut down");
+        }
+        expect(slot, POSTED);
+        STATE.setRelease(state, slot, to);
+        TAKEN_TOTAL.setOpaque(this, takenTotal + 1);
+    }
+
+    /** The holder is done with the buffer: HELD → FREE (no lock: the holder is its only writer). */
     @Override
-    public synchronized void release(int slot) {
-        transition(slot, HELD, FREE);
-        free++;
+    public void release(int slot) {
+        checkSlot(slot);
+        expect(slot, HELD);
+        STATE.setRelease(state, slot, FREE); // ORDER: after the holder's last read of the buffer
     }
 
     /**
-     * The QP is gone without flushing (destroyed): every POSTED buffer is FREE again, and
-     * {@link #replenish} posts nothing from now on.
+     * The QP is gone without flushing (destroyed): every POSTED buffer counts as FREE from
+     * now on, and {@link #replenish} posts nothing. Their states stay POSTED (the completion
+     * thread is their only writer); nothing posts them again.
      */
     @Override
     public synchronized void shutdown() {
         shutDown = true;
-        for (int i = 0; i < state.length; i++) {
-            if (state[i] == POSTED) {
-                state[i] = FREE;
-                free++;
-            }
-        }
-        posted = 0;
     }
 
-    private void transition(int slot, byte from, byte to) {
+    private void checkSlot(int slot) {
         if (slot < 0 || slot >= state.length) {
             throw new IllegalArgumentException("no receive buffer " + slot);
         }
-        if (state[slot] != from) {
-            throw new IllegalStateException("receive buffer " + slot + " is " + name(state[slot])
-                    + ", expected " + name(from));
+    }
+
+    private void expect(int slot, byte from) {
+        byte s = (byte) STATE.getAcquire(state, slot);
+        if (s != from) {
+            throw new IllegalStateException("receive buffer " + slot + " is " + name(s) + ", expected " + name(from));
         }
-        state[slot] = to;
     }
 
     private static String name(byte s) {
@@ -265,17 +302,30 @@ public final class ReceivePool implements ReceiveQueue {
         return buffers.length;
     }
 
+    /** Receives posted now (a moment stale from a thread other than the completion thread's). */
     @Override
-    public synchronized int posted() {
-        return posted;
+    public int posted() {
+        return postedNow();
     }
 
-    public synchronized int free() {
-        return free;
+    /** Buffers FREE now (after {@link #shutdown}, POSTED ones too): a racy snapshot while receives move. */
+    public int free() {
+        return count(FREE) + (shutDown ? count(POSTED) : 0);
     }
 
+    /** Buffers HELD now: a racy snapshot while receives move. */
     @Override
-    public synchronized int held() {
-        return buffers.length - posted - free;
+    public int held() {
+        return count(HELD);
+    }
+
+    private int count(byte s) {
+        int n = 0;
+        for (int i = 0; i < state.length; i++) {
+            if ((byte) STATE.getAcquire(state, i) == s) {
+                n++;
+            }
+        }
+        return n;
     }
 }

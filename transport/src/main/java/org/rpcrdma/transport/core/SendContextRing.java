@@ -14,6 +14,8 @@ public final class SendContextRing {
     private final int signalEvery;
     private long head; // next to hand out
     private long tail; // oldest not yet completed
+    /** {@code head % size}, kept as it moves: no division per Send. */
+    private int headSlot;
     private int sinceSignal;
 
     /**
@@ -36,7 +38,10 @@ public final class SendContextRing {
         if (head - tail >= size) {
             return -1;
         }
-        return (int) (head++ % size);
+        head++;
+        int s = headSlot;
+        headSlot = s + 1 == size ? 0 : s + 1;
+        return s;
     }
 
     /**

@@ -126,6 +126,91 @@ class ReceivePoolTest {
         }
     }
 
+    /**
+     * Only posting takes the pool's lock: a buffer is taken off the QP by the completion
+     * thread and released by its holder on another thread, each with no lock, while a
+     * sender posts more. No buffer is ever posted twice or while it is held, and once the
+     * threads stop every count is exact.
+     */
+    @Test
+    void transitionsWithoutTheLockKeepEveryBufferInOnePlace() throws Exception {
+        int count = 48;
+        java.util.concurrent.ConcurrentLinkedQueue<Integer> onQp = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        java.util.concurrent.atomic.AtomicIntegerArray where = new java.util.concurrent.atomic.AtomicIntegerArray(count);
+        java.util.concurrent.atomic.AtomicReference<String> fault = new java.util.concurrent.atomic.AtomicReference<>();
+        ReceivePool p = new ReceivePool(Arena.ofAuto().allocate(count * 64L), count, 64, 4, (slots, n) -> {
+            for (int i = 0; i < n; i++) {
+                if (!where.compareAndSet(slots[i], 0, 1)) { // 0 free, 1 on the QP, 2 held
+                    fault.compareAndSet(null, "buffer " + slots[i] + " posted while " + where.get(slots[i]));
+                }
+                onQp.add(slots[i]);
+            }
+        });
+        java.util.concurrent.ConcurrentLinkedQueue<Integer> held = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        p.replenish(16);
+        Thread completions = new Thread(() -> {
+            while (!stop.get()) {
+                Integer s = onQp.poll();
+                if (s != null) {
+                    where.set(s, 2);
+                    p.completed(s);
+                    held.add(s);
+                    p.replenishAfterCompletion(16);
+                }
+            }
+        });
+        Thread holder = new Thread(() -> {
+            while (!stop.get()) {
+                Integer s = held.poll();
+                if (s != null) {
+                    where.set(s, 0); // ORDER: before release, after which it may be posted again
+                    p.release(s);
+                }
+            }
+        });
+        Thread sender = new Thread(() -> {
+            Random r = new Random(2);
+            while (!stop.get()) {
+                p.ensurePosted(1 + r.nextInt(24));
+            }
+        });
+        java.util.List<Throwable> thrown = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        for (Thread t : new Thread[] {completions, holder, sender}) {
+            t.setUncaughtExceptionHandler((th, e) -> thrown.add(e));
+            t.start();
+        }
+        Thread.sleep(500);
+        stop.set(true);
+        for (Thread t : new Thread[] {completions, holder, sender}) {
+            t.join(10_000);
+        }
+        assertEquals(java.util.List.of(), thrown);
+        assertEquals(null, fault.get());
+        assertEquals(onQp.size(), p.posted());
+        assertEquals(held.size(), p.held());
+        assertEquals(count, p.free() + p.posted() + p.held());
+    }
+
+    /** Once the QP is gone nothing counts as posted, a late completion is refused and nothing is posted again. */
+    @Test
+    void afterShutdownNothingIsPostedAndALateCompletionIsRefused() {
+        ReceivePool p = pool(4, 1);
+        p.replenish(3);
+        int held = hardware.poll();
+        p.completed(held);
+        int late = hardware.poll();
+        p.shutdown();
+        assertEquals(0, p.posted());
+        assertEquals(3, p.free(), "the posted buffers are free again");
+        assertThrows(IllegalStateException.class, () -> p.completed(late));
+        assertEquals(0, p.replenish(4));
+        assertTrue(!p.ensurePosted(1));
+        p.release(held);
+        assertEquals(4, p.free());
+        assertEquals(0, p.held());
+    }
+
     @Test
     void failedPostLeavesBuffersFree() {
         ReceivePool p = new ReceivePool(Arena.ofAuto().allocate(256), 4, 64, 2, (s, n) -> {
