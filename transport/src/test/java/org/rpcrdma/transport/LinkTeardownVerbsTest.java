@@ -121,7 +121,7 @@ class LinkTeardownVerbsTest {
             Thread.sleep(ThreadLocalRandom.current().nextInt(3)); // vary where in a call the loss lands
             switch (kind) {
                 case 0 -> client.close();
-                case 1 -> linkOf(client).destroy();
+                case 1 -> linkOf(client.connection()).destroy();
                 default -> { // as RpcRdmaServer.drop does on DISCONNECTED
                     Connection sc = serverConn.get();
                     assertNotNull(sc, "no server connection");
@@ -321,11 +321,16 @@ class LinkTeardownVerbsTest {
      */
     static final String CONNECTION_RACE = "Connection used the link's memory after destroy (FFM refused it): ";
 
+    /** The classes of a link that use its native memory (VerbsLink and what it was split into). */
+    private static final java.util.Set<String> LINK_CLASSES = java.util.stream.Stream.of(VerbsLink.class, LinkGate.class,
+            LinkHardware.class, WorkRequests.class, LinkCompletions.class).map(Class::getName)
+            .collect(java.util.stream.Collectors.toUnmodifiableSet());
+
     static String misbehaviour(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause()) {
             if (c instanceof IllegalStateException) {
                 boolean inLink = java.util.Arrays.stream(c.getStackTrace()).anyMatch(f ->
-                        f.getClassName().equals(VerbsLink.class.getName())
+                        LINK_CLASSES.contains(f.getClassName())
                         || f.getClassName().startsWith("org.rpcrdma.transport.verbs."));
                 return (inLink ? "a post or poll reached a destroyed link: " : CONNECTION_RACE) + describe(t);
             }

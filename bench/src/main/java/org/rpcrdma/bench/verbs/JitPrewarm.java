@@ -54,7 +54,7 @@ final class JitPrewarm {
             replyBytes = new int[messages.length];
             for (int i = 0; i < messages.length; i++) {
                 int proc = i % 2 == 0 ? LatencyCurve.PROC_NULL : LatencyCurve.PROC_ECHO;
-                messages[i] = LatencyCurve.callMessage(proc, each[i / 2]);
+                messages[i] = RpcPoints.callMessage(proc, each[i / 2]);
                 replyBytes[i] = LatencyCurve.REPLY_HEADER + (proc == LatencyCurve.PROC_ECHO ? each[i / 2] : 0);
             }
         }
@@ -94,7 +94,7 @@ final class JitPrewarm {
         String failures = "";
         long calls = 0;
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(threshold),
-                LatencyCurve.handler(c.largest()))) {
+                RpcPoints.handler(c.largest()))) {
             // timed from here: opening the pair took over 5 s in an interpreted C2-only JVM in
             // the guest, and the phase then made no call at all (2026-11-24)
             t0 = System.nanoTime();
@@ -114,7 +114,7 @@ final class JitPrewarm {
             pair.postClientRecv();
             // timed from here: setting the QPs up took up to 5 s in the guest
             for (long end = System.nanoTime() + nanos; System.nanoTime() < end; trips++) {
-                LatencyCurve.verbsRoundTrip(pair, size, false);
+                VerbsPingPong.roundTrip(pair, size, false);
             }
         } catch (RuntimeException e) {
             failures += "; raw ping-pong failed: " + e;

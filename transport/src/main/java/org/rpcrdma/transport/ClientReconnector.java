@@ -1,0 +1,222 @@
+package org.rpcrdma.transport;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+import org.rpcrdma.transport.core.Events;
+
+/**
+ * Which connection of an {@link RpcRdmaClient} is current, and what happens to calls between
+ * connections. When the connection is lost (not closed by us) its calls that could not
+ * complete are handed over here ({@link #adopt}); the client connects again, up to
+ * {@link RpcRdmaOptions#reconnectAttempts()} times, if it has something to carry over: calls
+ * not yet sent, calls made with {@code retry} (sent again with the same XID, so a server's
+ * duplicate request cache recognises them), or an enabled backchannel, which the forward
+ * requester must keep connected (RFC 8167 §5.4). Calls made meanwhile are parked and sent on
+ * the new connection. Other outstanding calls fail with {@link ConnectionLostException};
+ * with nothing to carry over, the lost connection is released at once.
+ *
+ * <p>Apart from {@link RpcRdmaClient} because this hand-over (one lock, the parked calls,
+ * the reconnect thread) is one state machine; the client's public API only asks it for the
+ * current connection, to place a call, or to close.
+ */
+final class ClientReconnector {
+    private static final System.Logger LOG = System.getLogger(ClientReconnector.class.getName());
+
+    private final InetSocketAddress server;
+    private final RpcRdmaOptions options;
+    /** Makes a new connection (throws if it cannot). */
+    private final Supplier<ClientAttachment> attach;
+    private final LongAdder reconnects = new LongAdder();
+    private final Object lock = new Object();
+    /** Calls to send on the next connection (guarded by lock). */
+    private final List<OutgoingCall> waiting = new ArrayList<>();
+    private volatile ClientAttachment current;
+    private boolean reconnecting;
+    private boolean closed;
+    private Thread reconnector;
+
+    ClientReconnector(InetSocketAddress server, RpcRdmaOptions options, Supplier<ClientAttachment> attach) {
+        this.server = server;
+        this.options = options;
+        this.attach = attach;
+    }
+
+    /** The first connection (made before anything can be lost). */
+    void first(ClientAttachment a) {
+        current = a;
+    }
+
+    /** The current connection (after a loss, the lost one until a reconnect succeeds). */
+    ClientAttachment current() {
+        return current;
+    }
+
+    /** Successful reconnects so far. */
+    long reconnects() {
+        return reconnects.sum();
+    }
+
+    /**
+     * A forward call on the current connection, or, while the client is reconnecting (or
+     * its connection is lost and reconnecting is allowed), parked for the next one.
+     */
+    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit, boolean retry) {
+        ClientAttachment a;
+        synchronized (lock) {
+            if (closed) {
+                return CompletableFuture.failedFuture(new ConnectionLostException("client to " + server + " is closed", null));
+            }
+            a = current;
+            if ((reconnecting || !a.connection.isOpen()) && options.reconnectAttempts() > 0) {
+                OutgoingCall c = Connection.parked(rpcCall, retry, server.toString(), unit.toNanos(timeout));
+                if (!c.isDone()) {
+                    waiting.add(c);
+                    startReconnect();
+                }
+                return c;
+            }
+        }
+        return a.connection.call(rpcCall, unit.toNanos(timeout), retry);
+    }
+
+    /** From a lost connection: the calls it could not complete (maybe none). */
+    void adopt(Connection lost, List<OutgoingCall> orphans) {
+        ClientAttachment release = null;
+        synchronized (lock) {
+            ClientAttachment cur = current;
+            if (cur == null) {
+                // lost while the first connect was still in progress: nothing to carry over to
+            } else if (!closed && options.reconnectAttempts() > 0 && cur.connection == lost
+                    && (!orphans.isEmpty() || lost.backchannelHandler() != null || !waiting.isEmpty())) {
+                waiting.addAll(orphans);
+                startReconnect();
+                return;
+            } else if (!closed && cur.connection != lost && cur.connection.isOpen()) {
+                // an old connection's late orphans: the new one takes them
+                orphans.forEach(cur.connection::resubmit);
+                return;
+            } else if (!closed && cur.connection == lost && !reconnecting && !cur.destroyed()) {
+                // nothing to carry over: release the QP, memory and poller now rather than at
+                // the next call or close() (a busy poller would spin a core until then)
+                release = cur;
+            }
+        }
+        if (release != null) {
+            ClientAttachment r = release;
+            Thread.ofPlatform().daemon().name("rpcrdma-client-release").start(r::destroy);
+        }
+        ConnectionLostException e = new ConnectionLostException(lost + ": connection lost", null);
+        orphans.forEach(o -> o.fail(e));
+    }
+
+    /** Caller holds lock. */
+    private void startReconnect() {
+        if (reconnecting) {
+            return;
+        }
+        reconnecting = true;
+        reconnector = Thread.ofPlatform().daemon().name("rpcrdma-client-reconnect").start(this::reconnect);
+    }
+
+    private void reconnect() {
+        ClientAttachment old = current;
+        CallHandler backchannel = old.connection.backchannelHandler();
+        boolean announce = old.connection.backchannelAnnounced();
+        old.destroy(); // the connection is already lost: its calls were handed to us or failed
+        Events.state(old.connection.toString(), "RECONNECTING", server.toString());
+        RuntimeException last = null;
+        for (int attempt = 1; attempt <= options.reconnectAttempts(); attempt++) {
+            synchronized (lock) {
+                if (closed) {
+                    break;
+                }
+            }
+            ClientAttachment a;
+            try {
+                a = attach.get();
+            } catch (RuntimeException e) {
+                last = e;
+                LOG.log(Level.DEBUG, "reconnect {0} to {1} failed: {2}", attempt, server, e.getMessage());
+                try {
+                    Thread.sleep(Math.min(100L * attempt, 1000L));
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                continue;
+            }
+            List<OutgoingCall> resend;
+            synchronized (lock) {
+                if (closed) {
+                    a.connection.close(0, TimeUnit.MILLISECONDS);
+                    a.destroy();
+                    break;
+                }
+                current = a;
+                reconnecting = false;
+                resend = List.copyOf(waiting);
+                waiting.clear();
+            }
+            reconnects.increment();
+            Events.state(a.connection.toString(), "RECONNECTED", "attempt " + attempt + ", resending " + resend.size());
+            LOG.log(Level.DEBUG, "reconnected to {0}, resending {1} calls", server, resend.size());
+            if (backchannel != null && announce) {
+                a.connection.enableBackchannel(backchannel) // first in line: credits start at 1
+                        .exceptionally(t -> {
+                            LOG.log(Level.WARNING, "re-enabling the backchannel on {0} failed: {1}", server, t.toString());
+                            return null;
+                        });
+            } else if (backchannel != null) {
+                a.connection.serveBackwardCalls(backchannel);
+            }
+            resend.forEach(a.connection::resubmit);
+            return;
+        }
+        List<OutgoingCall> failed;
+        synchronized (lock) {
+            reconnecting = false;
+            failed = List.copyOf(waiting);
+            waiting.clear();
+        }
+        ConnectionLostException e = new ConnectionLostException("connection to " + server + " lost; "
+                + options.reconnectAttempts() + " reconnect attempts failed"
+                + (last == null ? "" : ": " + last.getMessage()), last);
+        failed.forEach(o -> o.fail(e));
+    }
+
+    /**
+     * Fails the parked calls and waits for a reconnect in progress to give up.
+     *
+     * @return the connection to close, or null if closed before
+     */
+    ClientAttachment close() {
+        List<OutgoingCall> failed;
+        Thread r;
+        synchronized (lock) {
+            if (closed) {
+                return null;
+            }
+            closed = true;
+            failed = List.copyOf(waiting);
+            waiting.clear();
+            r = reconnector;
+        }
+        ConnectionLostException e = new ConnectionLostException("client to " + server + " closed", null);
+        failed.forEach(o -> o.fail(e));
+        if (r != null) {
+            try {
+                r.join(options.connectTimeoutMillis() * 3L + 5000L);
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return current;
+    }
+}
