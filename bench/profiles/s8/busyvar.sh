@@ -3,7 +3,7 @@
 # and does it follow the guest clocksource or where the spinning threads sit / get preempted?
 # hpet and tsc alternated 3 times; each a C2 LatencyCurve at 0 B / 4 KiB with the modes, a
 # no sampler (one forking under TCG cost the calls 10 ms at p99).
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 JAR=.cache/ab/s8.jar
 . bench/profiles/ab-20261124/lib.sh
 CS=/sys/devices/system/clocksource/clocksource0
