@@ -2,6 +2,7 @@ package org.rpcrdma.transport;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
@@ -625,6 +626,11 @@ public final class Connection implements AutoCloseable {
         return responder.isImmediateDispatcher(t);
     }
 
+    /** Receives the requester wants posted now (tests: the order of the receive handshake). */
+    int requiredReceives() {
+        return requester.requiredReceives();
+    }
+
     /** Reusable call slots now free (tests: a slot is used again, an abandoned one is not). */
     int freeCallSlots() {
         return slots.free();
@@ -699,7 +705,10 @@ public final class Connection implements AutoCloseable {
         boolean keep = false;
         try {
             // ORDER: repost before handling, so that a reply we send (which lets the peer
-            // send another message) never finds fewer receives posted than credits granted.
+            // send another message) never finds fewer receives posted than credits granted;
+            // the fence completes the handshake with a sender raising requiredReceives (see
+            // Requester.pumpLocked): our take is visible to it, or its need to us.
+            VarHandle.fullFence();
             receives.replenishAfterCompletion(requester.requiredReceives());
             keep = unmarshal.dispatch(slot, buf, length);
         } catch (RuntimeException e) {

@@ -220,14 +220,20 @@ final class Requester {
     private boolean pumpLocked() {
         while (!waiting.isEmpty() && credits.available()) {
             OutgoingCall c = waiting.peekFirst();
+            int required = credits.outstanding() + 1 + grantToPeer;
+            // ORDER: the receive handshake (see publishRequired): need, fence, then count
+            REQUIRED_RECEIVES.setRelease(this, required);
+            VarHandle.fullFence();
             boolean posted;
             try {
-                posted = receives.ensurePosted(credits.outstanding() + 1 + grantToPeer);
+                posted = receives.ensurePosted(required);
             } catch (RuntimeException e) {
+                publishRequired();
                 sends.noteFailure(e); // the link is gone: the connection settles the loss
                 return true;
             }
             if (!posted) {
+                publishRequired(); // not sent: no receive for it is needed after all
                 if (!headBlockedOnReceive) {
                     // ORDER: the flag before a second look, so that a buffer released after
                     // the first look either is seen now or finds the flag and pumps.
@@ -359,10 +365,11 @@ final class Requester {
     }
 
     /**
-     * Caller holds the lock: republishes {@link #requiredReceives}. A release store, not a
-     * volatile one (two full fences per call): nothing this thread reads next depends on the
-     * completion thread having seen it (the call's own receive was ensured before it is sent),
-     * and a store becomes visible no later for the fence.
+     * Caller holds the lock: republishes {@link #requiredReceives} (a release store). Before a
+     * call is sent its need is published, then a full fence, then the posted receives counted;
+     * the completion thread takes a receive, fences, then reads the need (Connection.onReceive).
+     * So one sees the other: without the fences both could read the old values and leave one
+     * receive short at a full window (the peer's next Send: RNR, the connection lost).
      */
     private void publishRequired() {
         REQUIRED_RECEIVES.setRelease(this, credits.outstanding() + grantToPeer);
