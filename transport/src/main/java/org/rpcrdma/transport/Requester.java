@@ -20,6 +20,9 @@ import org.rpcrdma.transport.core.XidTable;
  * <p>One lock (this) guards all of it. Lock order: Requester → SendQueue → ReceiveQueue →
  * the link. No future is completed and no user code runs while it is held: methods
  * return the calls to complete and the {@link Connection} completes them afterwards.
+ *
+ * <p>Just over 400 lines because the timeout sweep and the receive handshake read the same
+ * locked state as the credits and the XID table: split, each half would need the other's lock.
  */
 final class Requester {
     private static final VarHandle REQUIRED_RECEIVES;
