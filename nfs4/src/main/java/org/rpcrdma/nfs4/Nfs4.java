@@ -62,6 +62,7 @@ public final class Nfs4 {
     public static final int NFS4ERR_SEQUENCE_POS = 10064;
     public static final int NFS4ERR_RETRY_UNCACHED_REP = 10068;
     public static final int NFS4ERR_OP_NOT_IN_SESSION = 10071;
+    public static final int NFS4ERR_SEQ_FALSE_RETRY = 10076;
 
     // EXCHANGE_ID, CREATE_SESSION, SEQUENCE flags (RFC 5662)
     public static final int CREATE_SESSION4_FLAG_CONN_BACK_CHAN = 0x00000002;

@@ -16,11 +16,16 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.rpcrdma.oncrpc.OncRpcClient;
 import org.rpcrdma.oncrpc.RpcDispatcher;
+import org.rpcrdma.oncrpc.RpcReplyException;
 import org.rpcrdma.oncrpc.RpcTransport;
 import java.util.function.Supplier;
+import org.rpcrdma.transport.BackchannelNotEnabledException;
 import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.ChunksUnavailableException;
 import org.rpcrdma.transport.Connection;
+import org.rpcrdma.transport.RdmaErrorException;
 import org.rpcrdma.transport.RpcRdmaClient;
+import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.wire.AuthSys;
 
@@ -169,17 +174,30 @@ public final class Nfs4Client implements AutoCloseable {
             CompoundResult r;
             try {
                 r = nfs.call(full.procedure(), full, receptacle, maxReplyBytes);
-            } catch (RuntimeException | InterruptedException e) {
+            } catch (RuntimeException e) {
+                slots.release(s, sent(e) ? SlotTable.Outcome.UNKNOWN : SlotTable.Outcome.NOT_SEQUENCED);
+                throw e;
+            } catch (InterruptedException e) {
                 slots.release(s, SlotTable.Outcome.UNKNOWN);
                 throw e;
             }
-            if (r.count() > 0 && r.status(0) == Nfs4.NFS4_OK) {
+            int seqStatus = r.count() > 0 ? r.status(0) : r.status();
+            SlotTable.Outcome outcome = switch (seqStatus) {
+                case Nfs4.NFS4_OK -> SlotTable.Outcome.SEQUENCED;
+                case Nfs4.NFS4ERR_SEQ_MISORDERED -> SlotTable.Outcome.MISORDERED;
+                case Nfs4.NFS4ERR_RETRY_UNCACHED_REP, Nfs4.NFS4ERR_SEQ_FALSE_RETRY -> SlotTable.Outcome.REPLAYED;
+                default -> SlotTable.Outcome.NOT_SEQUENCED;
+            };
+            if (outcome == SlotTable.Outcome.SEQUENCED) {
                 SessionOps.SequenceResult sr = r.get(seq);
                 slots.target(sr.targetHighestSlotId());
                 lastSequenceFlags = sr.statusFlags();
-                slots.release(s, SlotTable.Outcome.SEQUENCED);
-            } else {
-                slots.release(s, SlotTable.Outcome.NOT_SEQUENCED);
+            }
+            if (slots.release(s, outcome) && attempt < RETRIES) {
+                // the server's answer corrected the slot's sequence ID; nothing was executed
+                LOG.log(Level.DEBUG, "{0} on slot {1} seq {2}: nfsstat4 {3}, slot corrected, sending again", c.ops(),
+                        s.id(), s.sequenceId(), seqStatus);
+                continue;
             }
             LOG.log(Level.DEBUG, "{0} on slot {1} seq {2}: status {3}", c.ops(), s.id(), s.sequenceId(), r.status());
             if ((r.status() == Nfs4.NFS4ERR_GRACE || r.status() == Nfs4.NFS4ERR_DELAY) && attempt < RETRIES) {
@@ -189,6 +207,21 @@ public final class Nfs4Client implements AutoCloseable {
             }
             return r;
         }
+    }
+
+    /**
+     * Whether a call that failed with {@code e} may have reached the server. Refusals before
+     * sending (argument checks, encode errors, {@link ChunksUnavailableException},
+     * {@link BackchannelNotEnabledException}) and answers below NFS ({@link RdmaErrorException},
+     * an RPC-level {@link RpcReplyException}) leave the slot as it was; a timeout, a lost
+     * connection or a reply we could not read may follow an executed request.
+     */
+    static boolean sent(RuntimeException e) {
+        if (!(e instanceof RpcRdmaException)) {
+            return false;
+        }
+        return !(e instanceof ChunksUnavailableException || e instanceof BackchannelNotEnabledException
+                || e instanceof RdmaErrorException || e instanceof RpcReplyException);
     }
 
     /** Opens {@code name} in the export's root with {@code shareAccess} (OPEN4_SHARE_ACCESS_* and WANT bits). */

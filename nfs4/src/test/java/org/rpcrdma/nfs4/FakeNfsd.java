@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.oncrpc.RpcDispatcher;
 import org.rpcrdma.oncrpc.RpcProcedure;
+import org.rpcrdma.oncrpc.RpcServerCall;
 import org.rpcrdma.oncrpc.XdrCodec;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.wire.XdrException;
@@ -33,14 +34,43 @@ final class FakeNfsd {
     volatile boolean bindBackChannel = true;
     volatile Connection connection;
     volatile int misordered;
+    volatile int replays;
+    /** The next COMPOUND: answered at once, or held unanswered (executed first, or not at all) until {@link #answerHeld}. */
+    volatile Hold hold = Hold.NONE;
+    private RpcServerCall<byte[]> held;
+    private byte[] heldAnswer;
+
+    enum Hold { NONE, EXECUTE_THEN_HOLD, HOLD_UNEXECUTED }
 
     FakeNfsd() {
         dispatcher.program(Nfs4.PROGRAM, Nfs4.VERSION).procedure(new RpcProcedure<>(1,
                 XdrCodec.of((w, v) -> { }, FakeNfsd::readCompound), XdrCodec.<byte[]>of((w, b) -> w.writeFixedOpaque(b),
                         r -> null)), (req, call) -> {
                             connection = call.connection();
-                            call.reply(answer(req));
+                            Hold h = hold;
+                            if (h == Hold.NONE) {
+                                call.reply(answer(req));
+                                return;
+                            }
+                            hold = Hold.NONE;
+                            synchronized (this) {
+                                held = call;
+                                heldAnswer = h == Hold.EXECUTE_THEN_HOLD ? answer(req) : null;
+                            }
                         });
+    }
+
+    /**
+     * Answers the held COMPOUND now (late: its caller has given up): with the answer it
+     * executed, or SYSTEM_ERR for one never executed.
+     */
+    synchronized void answerHeld() {
+        if (heldAnswer != null) {
+            held.reply(heldAnswer);
+        } else {
+            held.replySystemErr();
+        }
+        held = null;
     }
 
     /** The decoded operations of a COMPOUND: code, then its arguments as read. */
@@ -125,6 +155,9 @@ final class FakeNfsd {
                     int slot = (int) a[3];
                     if (slot >= SLOTS) {
                         st = Nfs4.NFS4ERR_BADSLOT;
+                    } else if (seq == lastSeq[slot]) { // a retry of the last request; nothing cached (RFC 8881 §2.10.6.1.3)
+                        replays++;
+                        st = Nfs4.NFS4ERR_RETRY_UNCACHED_REP;
                     } else if (seq != lastSeq[slot] + 1) {
                         misordered++;
                         st = Nfs4.NFS4ERR_SEQ_MISORDERED;
