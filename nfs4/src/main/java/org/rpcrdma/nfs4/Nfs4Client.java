@@ -28,6 +28,7 @@ import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.wire.AuthSys;
+import org.rpcrdma.transport.wire.RpcRdma;
 
 /**
  * A minimal NFSv4.1 client (RFC 8881) over RPC-over-RDMA, with its callback service on the
@@ -36,8 +37,8 @@ import org.rpcrdma.transport.wire.AuthSys;
  * <p>{@link #connect} serves the back channel on the connection first, then NULL,
  * EXCHANGE_ID, CREATE_SESSION with CREATE_SESSION4_FLAG_CONN_BACK_CHAN (callback program
  * {@link Nfs4#CB_PROGRAM}, AUTH_SYS callback security, back-channel ca_maxrequests = the
- * transport's backward credits) and SEQUENCE + RECLAIM_COMPLETE. Every later COMPOUND
- * starts with SEQUENCE on a slot of the {@link SlotTable}; NFS4ERR_GRACE and NFS4ERR_DELAY
+ * transport's backward credits, request and response sizes what fits inline) and
+ * SEQUENCE + RECLAIM_COMPLETE. Every later COMPOUND starts with SEQUENCE on a slot of the {@link SlotTable}; NFS4ERR_GRACE and NFS4ERR_DELAY
  * are retried a bounded number of times. A CB_RECALL of a delegation we hold is answered
  * at once and its DELEGRETURN sent from another thread (never the transport's, which
  * delivers the callback); {@link #recalls()} reports each one.
@@ -133,7 +134,11 @@ public final class Nfs4Client implements AutoCloseable {
         LOG.log(Level.DEBUG, "client ID {0} ({1}); CREATE_SESSION", Long.toHexString(clientId), x.implName());
         ChannelAttrs fore = new ChannelAttrs(0, FileOps.MAX_IO + 64 * 1024, FileOps.MAX_IO + 64 * 1024, 4096, 16,
                 FORE_SLOTS, -1);
-        ChannelAttrs back = new ChannelAttrs(0, 4096, 4096, 0, 8, backwardCredits, -1);
+        // RFC 8167 §5.3: callbacks and their replies go inline (RDMA_MSG, no chunks), so what
+        // fits is the inline threshold of each direction less the transport header
+        Connection conn = connection.get();
+        ChannelAttrs back = new ChannelAttrs(0, conn.receiveInlineThreshold() - RpcRdma.INLINE_MSG_HEADER_BYTES,
+                conn.sendInlineThreshold() - RpcRdma.INLINE_MSG_HEADER_BYTES, 0, 8, backwardCredits, -1);
         var cs = SessionOps.createSession(clientId, x.sequenceId(), Nfs4.CREATE_SESSION4_FLAG_CONN_BACK_CHAN, fore,
                 back, Nfs4.CB_PROGRAM, cred);
         session = plain(Compound.of(cs)).get(cs);
