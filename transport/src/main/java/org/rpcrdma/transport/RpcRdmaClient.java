@@ -17,8 +17,9 @@ import java.util.concurrent.TimeUnit;
  * {@link RpcRdmaOptions#reconnectAttempts()} times, if it has something to carry over:
  * calls not yet sent, calls made with {@code retry} (sent again with the same XID, so a
  * server's duplicate request cache recognises them), or an enabled backchannel, which the
- * forward requester must keep connected (RFC 8167 §5.4). Other outstanding calls fail with
- * {@link ConnectionLostException}.
+ * forward requester must keep connected (RFC 8167 §5.4): with one it goes on trying past
+ * those attempts ({@link RpcRdmaOptions#backchannelWaitMillis()}). Other outstanding calls
+ * fail with {@link ConnectionLostException}.
  *
  * <pre>{@code
  * try (RpcRdmaClient c = RpcRdmaClient.connect(new InetSocketAddress("10.0.0.1", 20049), RpcRdmaOptions.defaults())) {
@@ -72,6 +73,11 @@ public final class RpcRdmaClient implements AutoCloseable {
     /** Identifies this client to our server across reconnects (sent when enabling the backchannel). */
     public long clientId() {
         return instanceId;
+    }
+
+    /** Reconnect attempts that failed so far (a client with a backchannel keeps trying, RFC 8167 §5.4). */
+    public long failedReconnects() {
+        return reconnector.failedReconnects();
     }
 
     /** Successful reconnects so far. */

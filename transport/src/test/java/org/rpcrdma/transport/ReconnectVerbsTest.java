@@ -168,6 +168,31 @@ class ReconnectVerbsTest {
         assertEquals(0, client.reconnects());
     }
 
+    /**
+     * RFC 8167 §5.4: a client that may get callbacks keeps its connection, so it goes on
+     * past its reconnect attempts (2 here) until the server is back.
+     */
+    @Test
+    void aClientWithABackchannelKeepsReconnectingPastItsAttemptsUntilTheServerReturns() throws Exception {
+        InetAddress ip = deviceAddress();
+        RpcRdmaOptions o = OPTS.withBackwardCredits(2).withReconnectAttempts(2).withConnectTimeoutMillis(10_000);
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), null);
+        int port = server.port();
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, port), o);
+        client.enableBackchannel(echo()).get(30, TimeUnit.SECONDS);
+        server.close(); // the client's connection goes with it; the server comes back later
+        server = null;
+        assertTrue(waitFor(() -> client.failedReconnects() > 3), "the client tried " + client.failedReconnects()
+                + " times");
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, port), o, echo(), null);
+        assertTrue(waitFor(() -> client.reconnects() == 1), "the client gave up reconnecting");
+        Backchannel bc = server.backchannel(client.clientId());
+        assertTrue(waitFor(() -> bc.connection() != null), "the client did not enable its backchannel again");
+        byte[] args = {5, 6, 7, 8};
+        assertArrayEquals(args, results(bc.call(callMsg(0x61, 7, args)).get(30, TimeUnit.SECONDS)));
+        assertArrayEquals(args, results(client.call(callMsg(0x62, 1, args)).get(30, TimeUnit.SECONDS)));
+    }
+
     static boolean waitFor(BooleanSupplier p) throws InterruptedException {
         for (int i = 0; i < 3000 && !p.getAsBoolean(); i++) {
             Thread.sleep(10);
