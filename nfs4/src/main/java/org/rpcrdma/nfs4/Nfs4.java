@@ -29,6 +29,7 @@ public final class Nfs4 {
     public static final int OP_READ = 25;
     public static final int OP_READDIR = 26;
     public static final int OP_WRITE = 38;
+    public static final int OP_BIND_CONN_TO_SESSION = 41;
     public static final int OP_EXCHANGE_ID = 42;
     public static final int OP_CREATE_SESSION = 43;
     public static final int OP_DESTROY_SESSION = 44;
@@ -69,6 +70,16 @@ public final class Nfs4 {
     public static final int SEQ4_STATUS_CB_PATH_DOWN = 0x00000001;
     public static final int SEQ4_STATUS_CB_PATH_DOWN_SESSION = 0x00000200;
     public static final int SEQ4_STATUS_BACKCHANNEL_FAULT = 0x00000400;
+    /** The SEQ4_STATUS bits that say the server has no back channel path to us (RFC 8881 §18.46.3). */
+    public static final int SEQ4_STATUS_CB_PATH_FLAGS = SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION;
+
+    // BIND_CONN_TO_SESSION channel directions (RFC 5662)
+    public static final int CDFC4_FORE = 0x1;
+    public static final int CDFC4_BACK = 0x2;
+    public static final int CDFC4_FORE_OR_BOTH = 0x3;
+    public static final int CDFS4_FORE = 0x1;
+    public static final int CDFS4_BACK = 0x2;
+    public static final int CDFS4_BOTH = 0x3;
 
     // OPEN (RFC 5662)
     public static final int OPEN4_SHARE_ACCESS_READ = 1;

@@ -58,6 +58,7 @@ public final class Nfs4Client implements AutoCloseable {
 
     private final Supplier<Connection> connection;
     private final java.util.function.Consumer<CallHandler> serveBackward;
+    private final BackChannelBinder binder;
     private final AutoCloseable owned;
     private final OncRpcClient nfs;
     private final CallbackService callbacks = new CallbackService(this::recall);
@@ -79,6 +80,7 @@ public final class Nfs4Client implements AutoCloseable {
             java.util.function.Consumer<CallHandler> serveBackward, AutoCloseable owned, AuthSys cred) {
         this.connection = connection;
         this.serveBackward = serveBackward;
+        this.binder = new BackChannelBinder(connection, this::bind);
         this.owned = owned;
         this.nfs = new OncRpcClient(transport, Nfs4.PROGRAM, Nfs4.VERSION).withAuthSys(cred);
         byte[] id = new byte[8];
@@ -97,8 +99,12 @@ public final class Nfs4Client implements AutoCloseable {
             throw new IllegalArgumentException("NFSv4.1 callbacks need backward credits (withBackwardCredits)");
         }
         RpcRdmaClient rdma = RpcRdmaClient.connect(server, options);
-        return establish(new Nfs4Client(RpcTransport.of(rdma), rdma::connection, rdma::serveBackwardCalls, rdma, cred), options.backwardCredits(),
-                cred);
+        Nfs4Client c = establish(new Nfs4Client(RpcTransport.of(rdma), rdma::connection, rdma::serveBackwardCalls, rdma,
+                cred), options.backwardCredits(), cred);
+        // a new connection serves our callbacks at once (the transport re-serves them), but
+        // the server sends them only on a connection bound to the session's back channel
+        rdma.onReconnect(conn -> c.binder.reconnected(conn));
+        return c;
     }
 
     /**
@@ -115,6 +121,7 @@ public final class Nfs4Client implements AutoCloseable {
             return c;
         } catch (RuntimeException | InterruptedException e) {
             c.returner.shutdownNow();
+            c.binder.close();
             c.closeOwned();
             throw e;
         }
@@ -147,6 +154,7 @@ public final class Nfs4Client implements AutoCloseable {
                     "the server did not bind the back channel to this connection");
         }
         sessionId = session.sessionId();
+        binder.bound(connection.get());
         callbacks.session(sessionId, Math.max(1, session.back().maxRequests()));
         slots = new SlotTable(Math.max(1, Math.min(FORE_SLOTS, session.fore().maxRequests())));
         compound(Compound.of(SessionOps.reclaimComplete(false))).check();
@@ -197,6 +205,7 @@ public final class Nfs4Client implements AutoCloseable {
                 SessionOps.SequenceResult sr = r.get(seq);
                 slots.target(sr.targetHighestSlotId());
                 lastSequenceFlags = sr.statusFlags();
+                binder.sequenceFlags(sr.statusFlags());
             }
             if (slots.release(s, outcome) && attempt < RETRIES) {
                 // the server's answer corrected the slot's sequence ID; nothing was executed
@@ -227,6 +236,16 @@ public final class Nfs4Client implements AutoCloseable {
         }
         return !(e instanceof ChunksUnavailableException || e instanceof BackchannelNotEnabledException
                 || e instanceof RdmaErrorException || e instanceof RpcReplyException);
+    }
+
+    /**
+     * BIND_CONN_TO_SESSION on the current connection for both channels (RFC 8881 §18.34;
+     * RFC 8167 §3.2: a back channel on a connection is announced by CREATE_SESSION or this),
+     * without SEQUENCE, alone in its COMPOUND.
+     */
+    private SessionOps.BindResult bind() throws InterruptedException {
+        var b = SessionOps.bindConnToSession(sessionId, Nfs4.CDFC4_FORE_OR_BOTH);
+        return plain(Compound.of(b)).get(b);
     }
 
     /** Opens {@code name} in the export's root with {@code shareAccess} (OPEN4_SHARE_ACCESS_* and WANT bits). */
@@ -325,6 +344,11 @@ public final class Nfs4Client implements AutoCloseable {
         return session;
     }
 
+    /** BIND_CONN_TO_SESSIONs that bound a connection's back channel to the session, after the first connection. */
+    public long backChannelBinds() {
+        return binder.binds();
+    }
+
     /** The sr_status_flags of the last SEQUENCE (SEQ4_STATUS_CB_PATH_DOWN and the rest). */
     public int lastSequenceFlags() {
         return lastSequenceFlags;
@@ -337,6 +361,7 @@ public final class Nfs4Client implements AutoCloseable {
     /** DESTROY_SESSION, DESTROY_CLIENTID (best effort), then the connection. */
     @Override
     public void close() {
+        binder.close();
         returner.shutdown();
         try {
             returner.awaitTermination(10, TimeUnit.SECONDS);

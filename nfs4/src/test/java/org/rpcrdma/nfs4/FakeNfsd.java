@@ -35,6 +35,13 @@ final class FakeNfsd {
     volatile Connection connection;
     volatile int misordered;
     volatile int replays;
+    /** SEQUENCE answers SEQ4_STATUS_CB_PATH_DOWN until a BIND_CONN_TO_SESSION names a back channel. */
+    volatile boolean pathDown;
+    /** Each BIND_CONN_TO_SESSION's csa_dir, in order. */
+    final List<Integer> binds = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final CompletableFuture<Integer> firstBind = new CompletableFuture<>();
+    /** Whether a BIND_CONN_TO_SESSION for the back channel clears {@link #pathDown} (nfsd's once its probe succeeds). */
+    volatile boolean bindClearsPathDown = true;
     /** The next COMPOUND: answered at once, or held unanswered (executed first, or not at all) until {@link #answerHeld}. */
     volatile Hold hold = Hold.NONE;
     private RpcServerCall<byte[]> held;
@@ -106,6 +113,7 @@ final class FakeNfsd {
                 case 53 -> new Object[] {op, r.readFixedOpaque(16), r.readInt(), r.readInt(), r.readInt(),
                     r.readBoolean()};
                 case 58 -> new Object[] {op, r.readBoolean()};
+                case 41 -> new Object[] {op, r.readFixedOpaque(16), r.readInt(), r.readBoolean()};
                 case 24, 10 -> new Object[] {op};
                 case 22 -> new Object[] {op, r.readOpaque(128)};
                 case 18 -> new Object[] {op, r.readInt(), r.readInt(), r.readInt(), r.readLong(), r.readOpaque(1024),
@@ -163,7 +171,8 @@ final class FakeNfsd {
                         st = Nfs4.NFS4ERR_SEQ_MISORDERED;
                     } else {
                         lastSeq[slot] = seq;
-                        res.fixed(SESSION).u32(seq, slot, SLOTS - 1, SLOTS - 1, 0);
+                        res.fixed(SESSION).u32(seq, slot, SLOTS - 1, SLOTS - 1,
+                                pathDown ? Nfs4.SEQ4_STATUS_CB_PATH_DOWN : 0);
                     }
                 }
                 case 18 -> {
@@ -172,6 +181,22 @@ final class FakeNfsd {
                     } else {
                         res.u32(1).fixed(OPEN_OTHER).u32(1).u64(1).u64(2).u32(4).u32(0)
                                 .u32(Nfs4.OPEN_DELEGATE_READ).u32(1).fixed(DELEG_OTHER).u32(0).u32(0, 0, 0).str("");
+                    }
+                }
+                case 41 -> { // BIND_CONN_TO_SESSION: alone, no SEQUENCE (RFC 8881 §18.34)
+                    int dir = (int) a[2];
+                    if (!java.util.Arrays.equals(SESSION, (byte[]) a[1])) {
+                        st = Nfs4.NFS4ERR_BADSESSION;
+                    } else if (req.ops().size() != 1) {
+                        st = 10081; // NFS4ERR_NOT_ONLY_OP
+                    } else {
+                        binds.add(dir);
+                        firstBind.complete(dir);
+                        boolean back = (dir & Nfs4.CDFC4_BACK) != 0;
+                        res.fixed(SESSION).u32(back ? Nfs4.CDFS4_BOTH : Nfs4.CDFS4_FORE).u32((boolean) a[3] ? 1 : 0);
+                        if (back && bindClearsPathDown) {
+                            pathDown = false;
+                        }
                     }
                 }
                 case 10 -> res.opaque(FH);
@@ -208,6 +233,7 @@ final class FakeNfsd {
             case 43 -> "CREATE_SESSION";
             case 53 -> "SEQUENCE";
             case 58 -> "RECLAIM_COMPLETE";
+            case 41 -> "BIND_CONN_TO_SESSION";
             case 24 -> "PUTROOTFH";
             case 22 -> "PUTFH";
             case 10 -> "GETFH";

@@ -35,6 +35,7 @@ final class ClientReconnector {
     private final Supplier<ClientAttachment> attach;
     private final LongAdder reconnects = new LongAdder();
     private final LongAdder failures = new LongAdder();
+    private final List<java.util.function.Consumer<Connection>> reconnected = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Object lock = new Object();
     /** Calls to send on the next connection (guarded by lock). */
     private final List<OutgoingCall> waiting = new ArrayList<>();
@@ -62,6 +63,11 @@ final class ClientReconnector {
     /** Successful reconnects so far. */
     long reconnects() {
         return reconnects.sum();
+    }
+
+    /** {@code listener} is told of each new connection after a reconnect (see {@link RpcRdmaClient#onReconnect}). */
+    void onReconnect(java.util.function.Consumer<Connection> listener) {
+        reconnected.add(listener);
     }
 
     /** Reconnect attempts that failed so far. */
@@ -184,6 +190,13 @@ final class ClientReconnector {
                 a.connection.serveBackwardCalls(backchannel);
             }
             resend.forEach(a.connection::resubmit);
+            for (var l : reconnected) {
+                try {
+                    l.accept(a.connection);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "a reconnect listener failed: {0}", e.toString());
+                }
+            }
             return;
         }
         List<OutgoingCall> failed;

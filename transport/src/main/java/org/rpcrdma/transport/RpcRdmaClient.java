@@ -148,6 +148,16 @@ public final class RpcRdmaClient implements AutoCloseable {
         connection().serveBackwardCalls(handler);
     }
 
+    /**
+     * Tells {@code listener} of each new connection after a reconnect, once it serves
+     * backward calls again and the parked calls are on their way (an NFSv4.1 client binds
+     * it to its session then: RFC 8167 §6 wants the back channel ready first). Runs on the
+     * reconnect thread: hand anything that blocks, like a call, to another thread.
+     */
+    public void onReconnect(java.util.function.Consumer<Connection> listener) {
+        reconnector.onReconnect(listener);
+    }
+
     /** Drains and fails pending calls, disconnects and releases every verbs resource. */
     @Override
     public void close() {
