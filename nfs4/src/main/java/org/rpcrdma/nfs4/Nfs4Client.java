@@ -38,8 +38,10 @@ import org.rpcrdma.transport.wire.RpcRdma;
  * EXCHANGE_ID, CREATE_SESSION with CREATE_SESSION4_FLAG_CONN_BACK_CHAN (callback program
  * {@link Nfs4#CB_PROGRAM}, AUTH_SYS callback security, back-channel ca_maxrequests = the
  * transport's backward credits, request and response sizes what fits inline) and
- * SEQUENCE + RECLAIM_COMPLETE. Every later COMPOUND starts with SEQUENCE on a slot of the {@link SlotTable}; NFS4ERR_GRACE and NFS4ERR_DELAY
- * are retried a bounded number of times. A CB_RECALL of a delegation we hold is answered
+ * SEQUENCE + RECLAIM_COMPLETE. Every later COMPOUND starts with SEQUENCE on a slot of the
+ * {@link SlotTable}; NFS4ERR_GRACE and NFS4ERR_DELAY are retried a bounded number of times.
+ * After a reconnect the new connection's back channel is bound to the session
+ * ({@link BackChannelBinder}). A CB_RECALL of a delegation we hold is answered
  * at once and its DELEGRETURN sent from another thread (never the transport's, which
  * delivers the callback); {@link #recalls()} reports each one.
  */

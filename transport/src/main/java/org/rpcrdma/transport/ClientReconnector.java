@@ -6,8 +6,10 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.rpcrdma.transport.core.Events;
 
@@ -35,7 +37,7 @@ final class ClientReconnector {
     private final Supplier<ClientAttachment> attach;
     private final LongAdder reconnects = new LongAdder();
     private final LongAdder failures = new LongAdder();
-    private final List<java.util.function.Consumer<Connection>> reconnected = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Consumer<Connection>> reconnected = new CopyOnWriteArrayList<>();
     private final Object lock = new Object();
     /** Calls to send on the next connection (guarded by lock). */
     private final List<OutgoingCall> waiting = new ArrayList<>();
@@ -66,7 +68,7 @@ final class ClientReconnector {
     }
 
     /** {@code listener} is told of each new connection after a reconnect (see {@link RpcRdmaClient#onReconnect}). */
-    void onReconnect(java.util.function.Consumer<Connection> listener) {
+    void onReconnect(Consumer<Connection> listener) {
         reconnected.add(listener);
     }
 

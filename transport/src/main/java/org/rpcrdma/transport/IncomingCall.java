@@ -1,6 +1,7 @@
 package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 /**
  * A call received from the peer (a forward call on a server, a backward call on a client).
@@ -48,7 +49,7 @@ public interface IncomingCall {
      * the requester answered ERR_CHUNK) if there are more payloads than write chunks or one
      * does not fit its chunk.
      */
-    default void replyDdp(MemorySegment rpcReply, java.util.List<MemorySegment> payloads) {
+    default void replyDdp(MemorySegment rpcReply, List<MemorySegment> payloads) {
         switch (payloads.size()) {
             case 0 -> reply(rpcReply);
             case 1 -> reply(rpcReply, payloads.get(0));

@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The client endpoint: initiates an RC connection through rdma_cm, sends RFC 8797 private
@@ -154,7 +155,7 @@ public final class RpcRdmaClient implements AutoCloseable {
      * it to its session then: RFC 8167 §6 wants the back channel ready first). Runs on the
      * reconnect thread: hand anything that blocks, like a call, to another thread.
      */
-    public void onReconnect(java.util.function.Consumer<Connection> listener) {
+    public void onReconnect(Consumer<Connection> listener) {
         reconnector.onReconnect(listener);
     }
 
