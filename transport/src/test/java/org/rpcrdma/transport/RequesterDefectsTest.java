@@ -329,4 +329,39 @@ class RequesterDefectsTest {
             assertEquals(0, p.client().outstandingCalls());
         }
     }
+
+    // ---------------------------------------------------------------- settings of a new connection
+
+    /**
+     * A call parked across a reconnect meets the new connection's thresholds (RFC 8797 §3:
+     * they may differ on every connection): sent inline under 4 KiB before, it goes as a long
+     * call with a Reply chunk to a server that now takes 1 KiB. The hand-over is the one a
+     * reconnecting client does (the lost connection's orphans resubmitted on the new one).
+     */
+    @Test
+    void aCallParkedAcrossAReconnectGoesAsALongCallWhenTheNewThresholdIsSmaller() throws Exception {
+        ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
+        try (InMemoryPair before = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(4096), held::add);
+                InMemoryPair after = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), echo())) {
+            before.client().orphanSink(orphans -> orphans.forEach(after.client()::resubmit));
+            CompletableFuture<ReceivedMessage> first = before.client().call(callMsg(1, 1, new byte[4]));
+            byte[] args = ChunkTest.pattern(2000, 9);
+            // window 1 on a new connection: this call waits, fitting inline both ways at 4 KiB
+            CompletableFuture<ReceivedMessage> parked = before.client().call(callMsg(2, 1, args), 4000);
+            assertEquals(1, before.client().waitingCalls());
+            assertEquals(0, before.client().stats().longCallsSent.sum());
+
+            before.client().lost(new RpcRdmaException("test: the server restarted"));
+
+            assertInstanceOf(ConnectionLostException.class, failureOf(first, 5000), "sent without retry: lost");
+            ReceivedMessage m = parked.get(5, TimeUnit.SECONDS);
+            assertArrayEquals(args, results(m), "the parked call answered on the new connection");
+            assertEquals(1, after.client().stats().longCallsSent.sum(), "sent as a long call (RDMA_NOMSG)");
+            assertEquals(1, after.server().stats().replyChunksUsed.sum(), "answered through a Reply chunk");
+            assertEquals(1, after.client().stats().repliesThroughReplyChunk.sum());
+            assertEquals(0, after.exposedCount(), "every rkey withdrawn");
+            assertEquals(0, after.client().outstandingCalls());
+            assertEquals(0, after.client().heldReceives());
+        }
+    }
 }
