@@ -520,7 +520,8 @@ public final class Connection implements AutoCloseable {
     /**
      * {@link #callAndWait(MemorySegment, long, TimeUnit)} allowing a reply of up to
      * {@code maxReplyBytes}, as {@link #call(MemorySegment, int)}: a Reply chunk that large is
-     * offered when it does not fit the receive inline threshold.
+     * offered when it does not fit the receive inline threshold. A {@code timeout} of 0 means
+     * none; a negative one is refused ({@link IllegalArgumentException}).
      */
     public ReceivedMessage callAndWait(MemorySegment rpcCall, int maxReplyBytes, long timeout, TimeUnit unit)
             throws InterruptedException, TimeoutException {
@@ -558,6 +559,7 @@ public final class Connection implements AutoCloseable {
      * {@link #callAndRead(MemorySegment, ReplyReader, long, TimeUnit)} allowing a reply of up
      * to {@code maxReplyBytes}: when that does not fit the receive inline threshold a Reply
      * chunk that large is offered (RFC 8166 §3.5.4), and the reader gets the reassembled reply.
+     * A {@code timeout} of 0 means none; a negative one is refused ({@link IllegalArgumentException}).
      */
     public <T> T callAndRead(MemorySegment rpcCall, int maxReplyBytes, ReplyReader<T> reader, long timeout,
             TimeUnit unit) throws InterruptedException, TimeoutException {
@@ -581,7 +583,8 @@ public final class Connection implements AutoCloseable {
      * with the reply's bytes, valid only until it returns (the receive buffer then goes
      * back), or {@code onFailure} (an RDMA_ERROR, a malformed reply, the connection's loss,
      * the connection's call timeout). Both run on the thread that took the completion off
-     * the queue (a poller, or a caller of a blocking call): they must not block. Nothing is
+     * the queue (a poller, or a caller of a blocking call; a timeout's onFailure, an expiry
+     * thread of the call timer): they must not block. Nothing is
      * allocated per call on the inline path; the segment must stay valid until the call
      * completes. Calls beyond the credit window wait, as with {@link #call(MemorySegment)}.
      *
