@@ -190,6 +190,31 @@ class RequesterDefectsTest {
         assertEquals(0, c.heldReceives(), "no receive buffer held");
     }
 
+    /**
+     * The reset is still there for a peer that stopped answering: every call out abandoned,
+     * no credit free, no reply for the stall period. The call waiting behind them fails
+     * saying so, not before the period passed.
+     */
+    @Test
+    void aSilentPeerHoldingEveryCreditForAbandonedCallsIsResetAfterTheStallPeriod() throws Exception {
+        FakePeer peer = new FakePeer(8, 0);
+        Connection c = peer.conn;
+        CompletableFuture<ReceivedMessage> abandoned = c.call(callMsg(1, 1, new byte[4]));
+        CompletableFuture<ReceivedMessage> behind = c.call(callMsg(2, 1, new byte[4]));
+        assertEquals(1, c.waitingCalls(), "window 1: the second call waits");
+        long t0 = System.nanoTime();
+        abandoned.cancel(false);
+        assertTrue(c.isOpen(), "not reset at the cancel");
+        Throwable t = failureOf(behind, 10_000);
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        assertInstanceOf(ConnectionLostException.class, t, "the waiting call fails with the reset: " + t);
+        assertTrue(t.getMessage().contains("no reply came for " + Requester.STALL_MILLIS + " ms"), t.getMessage());
+        assertTrue(ms >= Requester.STALL_MILLIS, "reset after " + ms + " ms, not before the stall period");
+        assertTrue(!c.isOpen());
+        assertEquals(1, c.stats().abandonedWindowResets.sum());
+        assertEquals(0, c.outstandingCalls(), "XID table emptied by the reset");
+    }
+
     // ---------------------------------------------------------------- timeouts
 
     /**
