@@ -28,7 +28,8 @@ final class CallExposure {
 
     private final Link link;
     private final RpcRdmaHeader header;
-    private final MemorySegment inline;
+    /** Replaced only by a heap copy, under the requester's lock, before any other thread reads it. */
+    private MemorySegment inline;
     private final MemorySegment receptacle;
     private final ChunkBuffer[] buffers = new ChunkBuffer[3];
     private final int[] rkeys = new int[3];
@@ -80,6 +81,13 @@ final class CallExposure {
     /** What follows the header in the Send: the call or its reduced form; null for RDMA_NOMSG. */
     MemorySegment inline() {
         return inline;
+    }
+
+    /** The call's bytes moved (a private copy): what follows the header, if it was them. */
+    void moved(MemorySegment from, MemorySegment to) {
+        if (inline == from) {
+            inline = to;
+        }
     }
 
     /** Whether the call goes as RDMA_NOMSG (the whole call in the Position-Zero Read chunk). */
