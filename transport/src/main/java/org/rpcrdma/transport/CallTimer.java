@@ -2,10 +2,10 @@ package org.rpcrdma.transport;
 
 import java.util.Iterator;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -31,12 +31,11 @@ final class CallTimer {
     static final long TICK_MILLIS = 10;
     private static final ConcurrentLinkedQueue<Requester> WATCHED = new ConcurrentLinkedQueue<>();
     /**
-     * Runs the expiries: a thread per expiry that finds none idle (timeouts are rare; user
-     * code that blocks in a continuation must not hold up the next one), idle ones end.
+     * Runs the expiries, a virtual thread each: user code that blocks in a continuation
+     * holds up no other timeout, and a burst of timeouts costs no platform thread each.
      */
-    private static final ThreadPoolExecutor EXPIRY = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30,
-            TimeUnit.SECONDS, new SynchronousQueue<>(),
-            Thread.ofPlatform().daemon().name("rpcrdma-call-expiry-", 0).factory());
+    private static final ExecutorService EXPIRY = Executors.newThreadPerTaskExecutor(
+            Thread.ofVirtual().name("rpcrdma-call-expiry-", 0).factory());
     private static final Thread SWEEPER = Thread.ofPlatform().daemon().name("rpcrdma-call-timer").start(CallTimer::sweep);
     private static final ScheduledThreadPoolExecutor PARKED = parkedTimer();
 
