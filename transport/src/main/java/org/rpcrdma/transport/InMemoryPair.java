@@ -165,6 +165,11 @@ public final class InMemoryPair implements AutoCloseable {
             return depth;
         }
 
+        @Override
+        public boolean rkeysInvalidatableByPeer() {
+            return conn.remoteInvalidation(); // both sides set R when the options ask for it
+        }
+
         /** Chunk memory, as a link registers it once: allocated on first need, from the pair's arena. */
         private MemorySegment chunkMemory;
         private ChunkPool chunkPool;

@@ -75,6 +75,10 @@ final class WindowPool {
         this.freeTokenCount = capacity;
     }
 
+    int capacity() {
+        return windows.length;
+    }
+
     void stats(RpcRdmaStats s) {
         this.stats = s;
     }
@@ -109,6 +113,20 @@ final class WindowPool {
             s.windowsBound.increment();
         }
         return rkey;
+    }
+
+    /**
+     * Allocates a first window now, so that the device's claim to have type-2 windows
+     * (its max_mw) is checked before the connection's private data says what our rkeys are
+     * ({@link InvalidationPromise}). False: it refused one; the link does without windows.
+     */
+    synchronized boolean probe() {
+        int w = take();
+        if (w < 0) {
+            return false;
+        }
+        free[freeCount++] = w;
+        return true;
     }
 
     private int take() {

@@ -191,6 +191,65 @@ class ExposureVerbsTest {
         }
     }
 
+    /**
+     * A client without memory windows registers each exposure, and a registration cannot be
+     * invalidated by the peer's Send with Invalidate (rxe refuses anything but windows and
+     * fast-registered keys: the receive fails, the QP goes to error). So it clears R
+     * (RFC 8797 §3.2, §4.1) whatever the option says: the server answers its one-key long
+     * call with a plain Send, and the connection stays.
+     */
+    @Test
+    void aClientWithoutWindowsClearsRSoItsOneKeyCallSurvives() throws Exception {
+        start(opts(), opts().withMemoryWindows(false), RemoteInvalidationTest.SMALL_REPLY);
+        Connection c = client.connection();
+        c.call(callMsg(1, 1, new byte[3000]), 0).get(30, TimeUnit.SECONDS).release();
+        c.call(callMsg(2, 1, new byte[16]), 0).get(30, TimeUnit.SECONDS).release();
+        assertTrue(c.isOpen());
+        assertFalse(c.remoteInvalidation(), "R clear: a registration cannot be invalidated remotely");
+        assertEquals(0, server.stats().sendsWithInvalidate.sum());
+        assertEquals(1, c.stats().exposureRegistrations.sum());
+        assertEquals(0, c.stats().windowsBound.sum());
+    }
+
+    /**
+     * R negotiated and every window bound (a client of one credit has 10: five calls of two
+     * rkeys wait behind a held one): a sixth call finds none. It must not fall back to a
+     * registration the server would invalidate by Send with Invalidate; it fails at once
+     * with ChunksUnavailableException, and once windows are free again one-key calls go
+     * through on the same connection.
+     */
+    @Test
+    void withRNegotiatedACallFindingNoFreeWindowFailsInsteadOfRegistering() throws Exception {
+        LinkedBlockingQueue<IncomingCall> held = new LinkedBlockingQueue<>();
+        start(opts(), opts().withCredits(1), call -> {
+            if (call.xid() == 40) {
+                held.add(call);
+            } else {
+                RemoteInvalidationTest.SMALL_REPLY.handle(call);
+            }
+        });
+        Connection c = client.connection();
+        assertTrue(c.remoteInvalidation());
+        java.util.List<CompletableFuture<ReceivedMessage>> calls = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            calls.add(c.call(callMsg(40 + i, 1, new byte[3000]), 8000)); // two rkeys each
+        }
+        IncomingCall first = held.poll(30, TimeUnit.SECONDS);
+        CompletableFuture<ReceivedMessage> sixth = c.call(callMsg(50, 1, new byte[3000]), 0);
+        RemoteInvalidationTest.SMALL_REPLY.handle(first);
+        for (CompletableFuture<ReceivedMessage> f : calls) {
+            f.get(30, TimeUnit.SECONDS).release();
+        }
+        ExecutionException e = assertThrows(ExecutionException.class, () -> sixth.get(30, TimeUnit.SECONDS));
+        assertInstanceOf(ChunksUnavailableException.class, e.getCause());
+        c.call(callMsg(51, 1, new byte[3000]), 0).get(30, TimeUnit.SECONDS).release();
+        assertTrue(c.isOpen());
+        RpcRdmaStats cs = c.stats();
+        assertEquals(0, cs.exposureRegistrations.sum(), "never a registration while R is negotiated");
+        assertEquals(11, cs.windowsBound.sum());
+        assertEquals(1, server.stats().sendsWithInvalidate.sum(), "call 51's one window");
+    }
+
     /** An RDMA_MSG reply with no chunks and an empty accepted RPC reply. */
     private static MemorySegment replyBytes(int xid) {
         MemorySegment r = MemorySegment.ofArray(new byte[24]);
