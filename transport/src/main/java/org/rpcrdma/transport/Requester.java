@@ -318,13 +318,19 @@ final class Requester {
         c.state = OutgoingCall.DONE;
     }
 
-    /** The caller gave up on {@code c} (cancel, timeout, its own completion). */
-    void abandon(OutgoingCall c) {
+    /**
+     * The caller gave up on {@code c} (cancel, timeout, its own completion).
+     *
+     * @return whether {@code c} was sent here and its reply may still come (it stays in the
+     *         XID table until then, or until the connection is lost)
+     */
+    boolean abandon(OutgoingCall c) {
         boolean dead = false;
+        boolean replyMayCome;
         int window;
         synchronized (this) {
             if (c.owner != this || closed) {
-                return;
+                return false;
             }
             window = credits.window();
             if (c.state == OutgoingCall.WAITING) {
@@ -338,6 +344,7 @@ final class Requester {
                 stats.abandonedCalls.increment();
                 dead = abandonedInFlight >= window;
             }
+            replyMayCome = c.state == OutgoingCall.SENT && !dead;
         }
         if (dead) {
             // Every credit is held by a call nobody waits for: the peer is not answering.
@@ -345,6 +352,7 @@ final class Requester {
             stats.abandonedWindowResets.increment();
             wedged.run();
         }
+        return replyMayCome;
     }
 
     /** The connection is lost: takes every call, once, and refuses new ones. */
