@@ -64,7 +64,7 @@ final class ChunkMarshal {
         if (why == null) {
             try {
                 c.exposure(prepare(link, c, params.sendInline(), params.receiveInline(), params.ownCallCredits(),
-                        params.remoteInvalidation()));
+                        params.remoteInvalidation() || link.rkeysInvalidatableByPeer()));
                 return true;
             } catch (RuntimeException e) {
                 why = e.getMessage();

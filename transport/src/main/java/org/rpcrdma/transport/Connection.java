@@ -833,7 +833,8 @@ public final class Connection implements AutoCloseable {
         ConnectionLostException e = lostException();
         for (OutgoingCall c : t.sent()) {
             if (c.isDone()) {
-                continue; // abandoned: nobody waits
+                c.releaseExposure(); // abandoned: nobody waits; an exposure held for its reply goes now
+                continue;
             }
             if (c.retry) {
                 again.add(c); // sent, maybe executed: only the caller may allow a resend

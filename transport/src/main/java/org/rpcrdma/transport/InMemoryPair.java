@@ -165,6 +165,11 @@ public final class InMemoryPair implements AutoCloseable {
             return depth;
         }
 
+        @Override
+        public boolean rkeysInvalidatableByPeer() {
+            return conn.remoteInvalidation(); // both sides set R when the options ask for it
+        }
+
         /** Chunk memory, as a link registers it once: allocated on first need, from the pair's arena. */
         private MemorySegment chunkMemory;
         private ChunkPool chunkPool;
@@ -288,12 +293,17 @@ public final class InMemoryPair implements AutoCloseable {
 
         @Override
         public void postSendWithInvalidate(int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
-            if (!down) {
-                Exposed x = exposed.get(rkey);
-                if (x != null && x.owner() == peer && exposed.remove(rkey, x)) {
-                    peer.invalidatedByPeer.add(rkey);
-                }
+            if (down) {
+                return;
             }
+            Exposed x = exposed.get(rkey);
+            if (x == null || x.owner() != peer || !exposed.remove(rkey, x)) {
+                // an rkey the peer does not expose (never, or withdrawn already): a remote
+                // invalid request, both QPs go to error, as on an RNIC (rxe fails the receive)
+                disconnect();
+                return;
+            }
+            peer.invalidatedByPeer.add(rkey);
             postSend(slot, buffer, length, signalled);
         }
 

@@ -352,12 +352,13 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
     final void abandonedBy(String outcome) {
         CallExposure x = exposure;
         if (x != null) {
-            x.abandon(); // a late RDMA Read or Write of the responder now fails
+            x.callerGone(); // ORDER: before the requester lets go: a reply from now copies nothing into our memory
         }
         finish(true, outcome);
         Requester r = owner;
-        if (r != null) {
-            r.abandon(this);
+        boolean replyMayCome = r != null && r.abandon(this);
+        if (x != null) {
+            x.abandon(replyMayCome); // withdrawn now (a late RDMA Read or Write fails), or held for the reply
         }
     }
 

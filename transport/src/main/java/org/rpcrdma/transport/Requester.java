@@ -428,12 +428,16 @@ final class Requester {
      * The caller gave up on {@code c} (cancel, timeout, its own completion). A sent call
      * keeps its credit until its late reply; if the peer then stops answering with every
      * credit held so, the timer resets the connection ({@link #stalledFor}).
+     *
+     * @return whether {@code c} was sent here and its reply may still come (it stays in the
+     *         XID table until then, or until the connection is lost)
      */
-    void abandon(OutgoingCall c) {
+    boolean abandon(OutgoingCall c) {
         OutgoingCall[] unsent = null;
+        boolean replyMayCome;
         synchronized (this) {
             if (c.owner != this || closed) {
-                return;
+                return false;
             }
             if (c.state == OutgoingCall.WAITING) {
                 waiting.remove(c);
@@ -451,8 +455,10 @@ final class Requester {
                     CallTimer.watch(this);
                 }
             }
+            replyMayCome = c.state == OutgoingCall.SENT;
         }
         failUnsendable(unsent);
+        return replyMayCome;
     }
 
     /** The connection is lost: takes every call, once, and refuses new ones. */

@@ -152,6 +152,25 @@ final class VerbsLink implements Link {
         return true;
     }
 
+    /** Whether every rkey this link exposes is a memory window's, one the peer may invalidate (R may go out). */
+    boolean windowsOnly() {
+        return hw.chunks.windowsOnly();
+    }
+
+    /**
+     * Whether our private data set R: while it did, no exposure falls back to a
+     * registration, whatever the peer set (a Linux nfsd clears R yet sends Send with
+     * Invalidate to a client that set it).
+     */
+    void rkeysInvalidatableByPeer(boolean advertised) {
+        hw.chunks.peerMayInvalidate(advertised);
+    }
+
+    @Override
+    public boolean rkeysInvalidatableByPeer() {
+        return hw.chunks.peerMayInvalidate();
+    }
+
     @Override
     public int rdmaDepth() {
         return rdmaDepth;
