@@ -110,6 +110,8 @@ public final class Connection implements AutoCloseable {
     /** Server: told when a client enables its backchannel here, with the client's instance id. */
     private volatile BiConsumer<Connection, Long> backchannelListener;
     private volatile long clientInstance;
+    /** See {@link #playRawPeer}; null on every connection but a conformance test's raw peer. */
+    private volatile RawTap rawTap;
 
     /**
      * @param receives   this connection's receive buffers (the endpoint may have posted some
@@ -675,6 +677,23 @@ public final class Connection implements AutoCloseable {
         settle();
     }
 
+    /** What a raw peer sees: each message as it arrived, and its own RDMA operations' completions. */
+    interface RawTap {
+        void received(MemorySegment message);
+
+        void rdmaCompleted(int token);
+    }
+
+    /**
+     * Tests only: this connection becomes a raw peer. Arriving messages go to {@code tap}
+     * undecoded (receives stay posted), and RDMA operations the test posts on {@link #link}
+     * complete there. The one way to see the exact bytes a real endpoint sends on a real
+     * QP, which only the endpoints build; no endpoint sets it.
+     */
+    void playRawPeer(RawTap tap) {
+        rawTap = tap;
+    }
+
     // ---- completion path (one completion thread at a time) ----
 
     /** A signalled Send completed: its context and all older ones are free. */
@@ -710,7 +729,12 @@ public final class Connection implements AutoCloseable {
             // Requester.pumpLocked): our take is visible to it, or its need to us.
             VarHandle.fullFence();
             receives.replenishAfterCompletion(requester.requiredReceives());
-            keep = unmarshal.dispatch(slot, buf, length);
+            RawTap tap = rawTap;
+            if (tap != null) {
+                tap.received(buf.asSlice(0, length));
+            } else {
+                keep = unmarshal.dispatch(slot, buf, length);
+            }
         } catch (RuntimeException e) {
             sends.noteFailure(e);
         } finally {
@@ -729,6 +753,11 @@ public final class Connection implements AutoCloseable {
     /** A signalled RDMA Read or Write completed (the link's token). */
     void onRdmaCompleted(int token) {
         if (state == State.LOST) {
+            return;
+        }
+        RawTap tap = rawTap;
+        if (tap != null) {
+            tap.rdmaCompleted(token);
             return;
         }
         try {
