@@ -5,7 +5,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -312,10 +311,6 @@ final class ConformanceTable {
                     // its connection is gone
                 }
             }
-        }
-
-        int heldCount() {
-            return held.size();
         }
     }
 
@@ -1492,9 +1487,5 @@ final class ConformanceTable {
             }
         }
         return bad;
-    }
-
-    static Map<String, Long> counts() {
-        return Map.of("rules", (long) RULES.size());
     }
 }
