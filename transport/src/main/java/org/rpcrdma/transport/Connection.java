@@ -110,8 +110,6 @@ public final class Connection implements AutoCloseable {
     /** Server: told when a client enables its backchannel here, with the client's instance id. */
     private volatile BiConsumer<Connection, Long> backchannelListener;
     private volatile long clientInstance;
-    /** See {@link #playRawPeer}; null on every connection but a conformance test's raw peer. */
-    private volatile RawTap rawTap;
 
     /**
      * @param receives   this connection's receive buffers (the endpoint may have posted some
@@ -677,21 +675,10 @@ public final class Connection implements AutoCloseable {
         settle();
     }
 
-    /** What a raw peer sees: each message as it arrived, and its own RDMA operations' completions. */
-    interface RawTap {
-        void received(MemorySegment message);
-
-        void rdmaCompleted(int token);
-    }
-
-    /**
-     * Tests only: this connection becomes a raw peer. Arriving messages go to {@code tap}
-     * undecoded (receives stay posted), and RDMA operations the test posts on {@link #link}
-     * complete there. The one way to see the exact bytes a real endpoint sends on a real
-     * QP, which only the endpoints build; no endpoint sets it.
-     */
-    void playRawPeer(RawTap tap) {
-        rawTap = tap;
+    /** Tests only: this connection becomes a raw peer ({@link Unmarshal.RawTap}); no endpoint sets one. */
+    void playRawPeer(Unmarshal.RawTap tap) {
+        unmarshal.rawTap(tap);
+        rdma.rawTap(tap);
     }
 
     // ---- completion path (one completion thread at a time) ----
@@ -729,12 +716,7 @@ public final class Connection implements AutoCloseable {
             // Requester.pumpLocked): our take is visible to it, or its need to us.
             VarHandle.fullFence();
             receives.replenishAfterCompletion(requester.requiredReceives());
-            RawTap tap = rawTap;
-            if (tap != null) {
-                tap.received(buf.asSlice(0, length));
-            } else {
-                keep = unmarshal.dispatch(slot, buf, length);
-            }
+            keep = unmarshal.dispatch(slot, buf, length);
         } catch (RuntimeException e) {
             sends.noteFailure(e);
         } finally {
@@ -753,11 +735,6 @@ public final class Connection implements AutoCloseable {
     /** A signalled RDMA Read or Write completed (the link's token). */
     void onRdmaCompleted(int token) {
         if (state == State.LOST) {
-            return;
-        }
-        RawTap tap = rawTap;
-        if (tap != null) {
-            tap.rdmaCompleted(token);
             return;
         }
         try {

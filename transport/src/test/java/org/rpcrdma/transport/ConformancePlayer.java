@@ -159,8 +159,9 @@ final class ConformancePlayer {
             s.raw().withdrawAll();
         }
         if (!s.open()) {
+            String leak = afterLoss(s);
             replace(onServer);
-            return observed;
+            return leak == null ? observed : observed + " [" + leak + "]";
         }
         String leak = settle(x, s, onServer ? serverInitial : clientInitial);
         return leak == null ? observed : observed + " [" + leak + "]";
@@ -180,6 +181,30 @@ final class ConformancePlayer {
         }
         s.raw().drain();
         return now.equals(initial) ? null : "resources " + now + " != initial " + initial;
+    }
+
+    /**
+     * A case ended the connection: every call of ours failed, no receive buffer is held,
+     * nothing stays exposed and no chunk memory is in use (the loss released them all).
+     */
+    private String afterLoss(Session s) {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+        String left;
+        while ((left = leftAfterLoss(s)) != null && System.nanoTime() - end < 0) {
+            LockSupport.parkNanos(1_000_000);
+        }
+        return left == null ? null : "after the loss " + left;
+    }
+
+    private static String leftAfterLoss(Session s) {
+        Connection c = s.dut();
+        if (c.outstandingCalls() + c.waitingCalls() + c.heldReceives() == 0 && s.exposures().getAsInt() == 0
+                && s.chunkBytes().getAsLong() == 0) {
+            return null;
+        }
+        return "outstanding " + c.outstandingCalls() + ", waiting " + c.waitingCalls() + ", held receives "
+                + c.heldReceives() + ", exposures " + s.exposures().getAsInt() + ", chunk bytes "
+                + s.chunkBytes().getAsLong();
     }
 
     private Session session(boolean onServer) throws Exception {

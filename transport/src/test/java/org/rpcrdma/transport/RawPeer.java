@@ -14,7 +14,7 @@ import org.rpcrdma.transport.core.ChunkBuffer;
  * exact bytes our endpoint sends, exposes its own memory for chunks, and posts RDMA Reads
  * and Writes on our endpoint's memory as a responder would; it interprets nothing itself.
  */
-final class RawPeer implements Connection.RawTap {
+final class RawPeer implements Unmarshal.RawTap {
     /** A region of the raw peer's memory exposed to our endpoint under {@code rkey}. */
     record Chunk(ChunkBuffer buffer, int rkey, long address, int length) {
         byte[] bytes() {
