@@ -508,12 +508,12 @@ final class ConformanceTable {
                     }
                 });
         // ---- header (RFC 8166 §4.1, §4.5)
-        rule("srv-short-inline-call", "RFC 8166 §3.5.1, §4.1", "an inline RDMA_MSG call is answered inline", S,
+        rule("srv-short-inline-call", "RFC 8166 §3.5.1, §4.2", "an inline RDMA_MSG call is answered inline", S,
                 "RDMA_MSG reply SUCCESS 4B", x -> {
                     int xid = x.xid();
                     return x.answers(xid, echo(xid, 1, 1, RpcRdma.RDMA_MSG, FOUR));
                 });
-        rule("srv-reply-carries-xid", "RFC 8166 §4.1.1", "the reply's rdma_xid and RPC XID are the call's", S,
+        rule("srv-reply-carries-xid", "RFC 8166 §4.2.1", "the reply's rdma_xid and RPC XID are the call's", S,
                 "RDMA_MSG reply SUCCESS 4B", x -> {
                     int xid = 0x01020304 ^ x.xid();
                     return x.answers(xid, echo(xid, 1, 1, RpcRdma.RDMA_MSG, FOUR));
@@ -536,7 +536,7 @@ final class ConformanceTable {
                     int xid = x.xid();
                     return x.answers(xid, M.hdr(xid, 2, 1, RpcRdma.RDMA_NOMSG).w(0, 0, 0).b());
                 });
-        rule("srv-err-vers-format", "RFC 8166 §4.2.4, §5", "ERR_VERS is xid, vers 1, credit, RDMA_ERROR, ERR_VERS,"
+        rule("srv-err-vers-format", "RFC 8166 §4.1.2, §4.2.4", "ERR_VERS is xid, vers 1, credit, RDMA_ERROR, ERR_VERS,"
                 + " low, high: 28 bytes", S, "28 bytes, version 1, credit >= 1", x -> {
                     int xid = x.xid();
                     x.send(echo(xid, 3, 1, RpcRdma.RDMA_MSG, FOUR));
@@ -563,7 +563,7 @@ final class ConformanceTable {
                     int xid = x.xid();
                     return x.answers(xid, M.hdr(xid, 1, 1, RpcRdma.RDMA_MSG).b());
                 });
-        rule("srv-list-discriminator-2", "RFC 8166 §4.5.2, §5 (XDR optional-data is 0 or 1)",
+        rule("srv-list-discriminator-2", "RFC 8166 §4.5.2, §4.1.2 (XDR optional-data is 0 or 1)",
                 "a list discriminator of 2 is an XDR error: ERR_CHUNK", S, "RDMA_ERROR ERR_CHUNK", x -> {
                     int xid = x.xid();
                     return x.answers(xid, M.hdr(xid, 1, 1, RpcRdma.RDMA_MSG).w(2, 0, 0, 0)
@@ -585,7 +585,7 @@ final class ConformanceTable {
                     int xid = x.xid();
                     return x.answers(xid, M.hdr(xid, 1, 1, RpcRdma.RDMA_NOMSG).w(0, 0, 0).b());
                 });
-        rule("srv-err-chunk-format", "RFC 8166 §4.2.4, §5", "ERR_CHUNK is xid, vers 1, credit, RDMA_ERROR, ERR_CHUNK:"
+        rule("srv-err-chunk-format", "RFC 8166 §4.1.2, §4.2.4", "ERR_CHUNK is xid, vers 1, credit, RDMA_ERROR, ERR_CHUNK:"
                 + " 20 bytes", S, "20 bytes, version 1", x -> {
                     int xid = x.xid();
                     x.send(M.hdr(xid, 1, 1, RpcRdma.RDMA_NOMSG).w(0, 0, 0).b());
@@ -659,13 +659,13 @@ final class ConformanceTable {
                 S, "RDMA_MSG reply SUCCESS 68B data=ok", x -> readChunkCase(x, new int[] {64}, 0));
         rule("srv-read-chunk-3-segments", "RFC 8166 §3.4.4, §3.4.5", "the segments of a chunk are concatenated", S,
                 "RDMA_MSG reply SUCCESS 104B data=ok", x -> readChunkCase(x, new int[] {32, 16, 52}, 0));
-        rule("srv-read-chunk-odd-roundup", "RFC 8166 §3.4.5.1 (XDR roundup), impl. experience §3.6",
+        rule("srv-read-chunk-odd-roundup", "RFC 8166 §3.4.5 (XDR roundup), impl. experience §3.6",
                 "an odd read chunk is not padded on the wire; inline content resumes 4-byte aligned", S,
                 "RDMA_MSG reply SUCCESS 16B data=ok", x -> readChunkCase(x, new int[] {5}, 1));
         rule("srv-read-zero-length-segment", "RFC 8166 §3.4.3",
                 "a read segment of length 0 transfers nothing", S, "RDMA_MSG reply SUCCESS 40B data=ok",
                 x -> readChunkCase(x, new int[] {36, 0}, 0));
-        rule("srv-read-two-chunks", "RFC 8166 §3.4.5, §4.2.1",
+        rule("srv-read-two-chunks", "RFC 8166 §3.4.5, §4.3.1",
                 "two read chunks at ascending positions each take their place", S,
                 "RDMA_MSG reply SUCCESS 28B data=ok", x -> {
                     int xid = x.xid();
@@ -680,7 +680,7 @@ final class ConformanceTable {
                     byte[] want = cat(word(8), a, word(8), b, word(0x7A11));
                     return checkEcho(x, xid, m, want);
                 });
-        rule("srv-read-positions-descending", "RFC 8166 §4.2.1, §4.5.2",
+        rule("srv-read-positions-descending", "RFC 8166 §4.3.1, §4.5.2",
                 "read chunk positions must not descend: ERR_CHUNK", S, "RDMA_ERROR ERR_CHUNK", x -> {
                     int xid = x.xid();
                     RawPeer.Chunk c = x.raw().expose(pattern(8), 0, false);
@@ -704,7 +704,7 @@ final class ConformanceTable {
                     return x.answers(xid, M.hdr(xid, 1, 1, RpcRdma.RDMA_MSG).read(4000, c.rkey(), 8, c.address())
                             .w(0, 0, 0).bytes(inline).b());
                 });
-        rule("srv-position-zero-in-rdma-msg", "RFC 8166 §3.5.3, impl. experience §3.5",
+        rule("srv-position-zero-in-rdma-msg", "RFC 8166 §3.5.3 (long call), impl. experience §3.5",
                 "a Position-Zero read chunk belongs to RDMA_NOMSG: in RDMA_MSG it is an error (ERR_CHUNK)", S,
                 "RDMA_ERROR ERR_CHUNK", x -> {
                     int xid = x.xid();
@@ -740,13 +740,13 @@ final class ConformanceTable {
                             .w(0, 0, 0).bytes(inline).b());
                 });
         // ---- long calls (RFC 8166 §3.5.3)
-        rule("srv-long-call", "RFC 8166 §3.5.3",
+        rule("srv-long-call", "RFC 8166 §3.5.3 (long call)",
                 "RDMA_NOMSG with a Position-Zero read chunk carries the whole call", S,
                 "RDMA_MSG reply SUCCESS 8B data=ok", x -> longCallCase(x, 2000, 1, false));
-        rule("srv-long-call-2-segments", "RFC 8166 §3.5.3, §3.4.4",
+        rule("srv-long-call-2-segments", "RFC 8166 §3.5.3 (long call), §3.4.4",
                 "a Position-Zero chunk may have several segments", S, "RDMA_MSG reply SUCCESS 8B data=ok",
                 x -> longCallCase(x, 2000, 2, false));
-        rule("srv-nomsg-position-zero-plus-read-chunk", "RFC 8166 §3.5.3, impl. experience §3.4.1",
+        rule("srv-nomsg-position-zero-plus-read-chunk", "RFC 8166 §3.5.3 (long call), impl. experience §3.4.1",
                 "a long call may also carry read chunks at other positions", S,
                 "RDMA_MSG reply SUCCESS 8B data=ok", x -> longCallCase(x, 1000, 1, true));
         // ---- write chunks (RFC 8166 §3.4.6, §4.2.2)
@@ -756,7 +756,7 @@ final class ConformanceTable {
         rule("srv-write-chunk-no-pad", "RFC 8166 §3.4.6, impl. experience §3.7",
                 "an odd DDP result is written without XDR pad, and the reply returns its exact length", S,
                 "RDMA_MSG reply SUCCESS 4B write[5] data=ok", x -> writeChunkCase(x, 5, new int[] {8}));
-        rule("srv-write-chunk-keeps-segments", "RFC 8166 §4.2.2, impl. experience §3.8",
+        rule("srv-write-chunk-keeps-segments", "RFC 8166 §4.3.2, impl. experience §3.8",
                 "a returned write chunk keeps its segment count; unused segments have length 0", S,
                 "RDMA_MSG reply SUCCESS 4B write[10+0] data=ok", x -> writeChunkCase(x, 10, new int[] {16, 16}));
         rule("srv-write-chunk-2-segments-filled", "RFC 8166 §3.4.6", "a result spans the chunk's segments in order", S,
@@ -764,7 +764,7 @@ final class ConformanceTable {
         rule("srv-write-chunk-too-small", "RFC 8166 §3.4.6, §4.5.3",
                 "a DDP result larger than the write chunk cannot be returned: ERR_CHUNK", S, "RDMA_ERROR ERR_CHUNK",
                 x -> writeChunkCase(x, 100, new int[] {64}));
-        rule("srv-write-chunk-unused", "RFC 8166 §4.2.2, impl. experience §3.8",
+        rule("srv-write-chunk-unused", "RFC 8166 §4.3.2, impl. experience §3.8",
                 "a write chunk the reply does not use is returned with nothing written", S,
                 "RDMA_MSG reply SUCCESS 4B write[0] | RDMA_MSG reply SUCCESS 4B write[]", x -> {
                     int xid = x.xid();
@@ -773,18 +773,18 @@ final class ConformanceTable {
                             .w(0, 0).bytes(call(xid, P_ECHO, FOUR)).b());
                 });
         // ---- long replies (RFC 8166 §3.5.4, §4.2.3)
-        rule("srv-long-reply", "RFC 8166 §3.5.4",
+        rule("srv-long-reply", "RFC 8166 §3.5.3 (long reply)",
                 "a reply over the inline threshold goes through the Reply chunk (RDMA_NOMSG)", S,
                 "RDMA_NOMSG reply chunk 3024B data=ok", x -> replyChunkCase(x, 3000, new int[] {4096}));
-        rule("srv-long-reply-2-segments", "RFC 8166 §3.5.4, §3.4.4", "a Reply chunk's segments are filled in order",
+        rule("srv-long-reply-2-segments", "RFC 8166 §3.5.3 (long reply), §3.4.4", "a Reply chunk's segments are filled in order",
                 S, "RDMA_NOMSG reply chunk 3024B data=ok", x -> replyChunkCase(x, 3000, new int[] {2048, 2048}));
-        rule("srv-reply-chunk-unused", "RFC 8166 §3.5.4",
+        rule("srv-reply-chunk-unused", "RFC 8166 §3.5.3 (long reply)",
                 "a small reply goes inline although a Reply chunk was offered", S, "RDMA_MSG reply SUCCESS 4B",
                 x -> replyChunkCase(x, 4, new int[] {4096}));
-        rule("srv-long-reply-without-reply-chunk", "RFC 8166 §3.5.4, §4.5.3",
+        rule("srv-long-reply-without-reply-chunk", "RFC 8166 §3.5.3 (long reply), §4.5.3",
                 "a reply that fits neither inline nor any chunk offered: ERR_CHUNK", S, "RDMA_ERROR ERR_CHUNK",
                 x -> replyChunkCase(x, 3000, new int[0]));
-        rule("srv-reply-chunk-too-small", "RFC 8166 §3.5.4, §4.5.3",
+        rule("srv-reply-chunk-too-small", "RFC 8166 §3.5.3 (long reply), §4.5.3",
                 "a reply larger than the Reply chunk: ERR_CHUNK", S, "RDMA_ERROR ERR_CHUNK",
                 x -> replyChunkCase(x, 3000, new int[] {2048}));
         // ---- backward direction, our server the requester (RFC 8167 §4, §5)
@@ -1018,7 +1018,7 @@ final class ConformanceTable {
     // Rules where our client is the requester (forward) or responder (backward), the raw peer a server.
     private static void clientRules() {
         Side C = Side.CLIENT;
-        rule("req-call-format", "RFC 8166 §4.1, §3.5.1",
+        rule("req-call-format", "RFC 8166 §4.2, §3.5.1",
                 "a short call goes inline: RDMA_MSG, version 1, empty lists, rdma_xid = RPC XID, credit >= 1", C,
                 "RDMA_MSG call, no chunks, credit >= 1", x -> {
                     int xid = x.xid();
@@ -1033,7 +1033,7 @@ final class ConformanceTable {
                     return describe(c, xid) + (h != null && h.hasNoChunks() ? ", no chunks" : ", chunks")
                             + ", credit " + (word(c, 2) >= 1 ? ">= 1" : "0");
                 });
-        rule("req-reply-delivered", "RFC 8166 §4.1", "the reply is matched by XID and delivered", C, "delivered 4B",
+        rule("req-reply-delivered", "RFC 8166 §4.2", "the reply is matched by XID and delivered", C, "delivered 4B",
                 x -> {
                     int xid = x.xid();
                     CompletableFuture<ReceivedMessage> f = x.ourCall(xid, P_ECHO, FOUR);
@@ -1051,7 +1051,7 @@ final class ConformanceTable {
         });
         rule("req-done-ignored", "RFC 8166 §4.6.2", "RDMA_DONE is ignored; the call completes with its reply", C,
                 "dropped", x -> hostileReply(x, (xid) -> M.hdr(xid, 1, ConformancePlayer.GRANT, RpcRdma.RDMA_DONE).b()));
-        rule("req-reply-unknown-xid", "RFC 8166 §4.1, RFC 8167 §2.4",
+        rule("req-reply-unknown-xid", "RFC 8166 §4.2.1, RFC 8167 §2.4",
                 "a reply matching no call is dropped; the call completes with its own reply", C, "dropped",
                 x -> hostileReply(x, (xid) -> msg(xid + 1, ConformancePlayer.GRANT, reply(xid + 1, FOUR))));
         rule("req-reply-version-2", "RFC 8166 §4.5.1, §4.5.2",
@@ -1074,19 +1074,19 @@ final class ConformanceTable {
         rule("req-err-chunk", "RFC 8166 §4.5.2", "ERR_CHUNK fails the call", C, "fails RdmaErrorException",
                 x -> hostileReply(x, (xid) -> new M().w(xid, 1, ConformancePlayer.GRANT, RpcRdma.RDMA_ERROR,
                         RpcRdma.ERR_CHUNK).b()));
-        rule("req-rdma-error-unknown-code", "RFC 8166 §4.5, §5", "an RDMA_ERROR of unknown code still fails the call",
+        rule("req-rdma-error-unknown-code", "RFC 8166 §4.5, §4.1.2", "an RDMA_ERROR of unknown code still fails the call",
                 C, "fails RdmaErrorException | fails MalformedReplyException",
                 x -> hostileReply(x, (xid) -> new M().w(xid, 1, ConformancePlayer.GRANT, RpcRdma.RDMA_ERROR, 9).b()));
-        rule("req-reply-with-unoffered-write-chunk", "RFC 8166 §4.2.2, §4.5.2",
+        rule("req-reply-with-unoffered-write-chunk", "RFC 8166 §4.3.2, §4.5.2",
                 "a reply using a write chunk the call never offered is not used", C, "fails MalformedReplyException",
                 x -> hostileReply(x, (xid) -> M.hdr(xid, 1, ConformancePlayer.GRANT, RpcRdma.RDMA_MSG).w(0, 1, 1)
                         .seg(0x1234, 8, 0x1000).w(0, 0).bytes(reply(xid, FOUR)).b()));
-        rule("req-reply-chunk-in-rdma-msg", "RFC 8166 §3.5.4, §4.2.3",
+        rule("req-reply-chunk-in-rdma-msg", "RFC 8166 §3.5.3 (long reply), §4.3.3",
                 "an RDMA_MSG reply carrying a Reply chunk the call never offered is not used", C,
                 "fails MalformedReplyException",
                 x -> hostileReply(x, (xid) -> M.hdr(xid, 1, ConformancePlayer.GRANT, RpcRdma.RDMA_MSG).w(0, 0, 1, 1)
                         .seg(0x1234, 8, 0x1000).bytes(reply(xid, FOUR)).b()));
-        rule("req-nomsg-reply-unoffered", "RFC 8166 §3.5.4",
+        rule("req-nomsg-reply-unoffered", "RFC 8166 §3.5.3 (long reply)",
                 "RDMA_NOMSG answering a call that offered no Reply chunk fails that call", C,
                 "fails MalformedReplyException, nothing sent",
                 x -> hostileReply(x, (xid) -> M.hdr(xid, 1, ConformancePlayer.GRANT, RpcRdma.RDMA_NOMSG).w(0, 0, 1, 1)
@@ -1161,7 +1161,7 @@ final class ConformanceTable {
                     return o + (before == after ? ", window unchanged" : ", window " + before + " -> " + after);
                 });
         // ---- chunks of our calls (RFC 8166 §3.5.3, §3.5.4, §3.4.6)
-        rule("req-long-call", "RFC 8166 §3.5.3",
+        rule("req-long-call", "RFC 8166 §3.5.3 (long call)",
                 "a call over the inline threshold goes as RDMA_NOMSG with the whole call in a Position-Zero chunk", C,
                 "RDMA_NOMSG, Position-Zero chunk of 3040B, data=ok; delivered 0B", x -> {
                     int xid = x.xid();
@@ -1189,7 +1189,7 @@ final class ConformanceTable {
                     x.send(msg(xid, ConformancePlayer.GRANT, reply(xid, new byte[0])));
                     return shape + data + "; " + x.outcome(f);
                 });
-        rule("req-long-reply", "RFC 8166 §3.5.4",
+        rule("req-long-reply", "RFC 8166 §3.5.3 (long reply)",
                 "a call whose reply may exceed the inline threshold offers a Reply chunk; the reply through it is"
                         + " delivered", C, "delivered 3000B", x -> longReplyCase(x, 3000, ConformancePlayer.GRANT));
         rule("req-reply-chunk-overclaim", "RFC 8166 §3.4.3, DESIGN (check every returned length)",
@@ -1220,7 +1220,7 @@ final class ConformanceTable {
         rule("req-write-chunk-zero-segments", "impl. experience §3.8",
                 "a reply returning the write chunk with zero segments (nothing placed) is delivered, placed 0", C,
                 "delivered 4B placed 0", x -> ddpCase(x, 0, true));
-        rule("req-reply-chunk-for-echoed-write-list", "RFC 8166 §3.3.2, §4.1 (the threshold covers the header)",
+        rule("req-reply-chunk-for-echoed-write-list", "RFC 8166 §3.3.2 (the threshold covers the header)",
                 "a reply that fits inline only without the write list it must echo needs a Reply chunk", C,
                 "Reply chunk offered", x -> {
                     int xid = x.xid();
