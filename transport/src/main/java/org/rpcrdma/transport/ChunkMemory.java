@@ -218,6 +218,16 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
         return windows == null || windows.withdraw(rkeys, n, then);
     }
 
+    /** Rkeys exposed now, windows and registrations (tests: none left after a call). */
+    int exposedNow() {
+        return exposed.size() + (windows == null ? 0 : windows.boundCount());
+    }
+
+    /** Pool bytes handed out now (tests: chunk memory back after a call). */
+    long poolBytesInUse() {
+        return pool.inUse();
+    }
+
     /** A Send with Invalidate named {@code rkey}: see {@link WindowPool#remotelyInvalidated}. */
     boolean remotelyInvalidated(int rkey) {
         return windows != null && windows.remotelyInvalidated(rkey);

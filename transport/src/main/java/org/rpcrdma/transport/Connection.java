@@ -682,6 +682,12 @@ public final class Connection implements AutoCloseable {
         settle();
     }
 
+    /** Tests only: this connection becomes a raw peer ({@link Unmarshal.RawTap}); no endpoint sets one. */
+    void playRawPeer(Unmarshal.RawTap tap) {
+        unmarshal.rawTap(tap);
+        rdma.rawTap(tap);
+    }
+
     // ---- completion path (one completion thread at a time) ----
 
     /** A signalled Send completed: its context and all older ones are free. */

@@ -142,6 +142,14 @@ public final class InMemoryPair implements AutoCloseable {
 
     private Link clientEnd;
 
+    /** Chunk-pool bytes in use now on one side (tests: back to none after a call). */
+    long chunkBytesInUse(boolean clientSide) {
+        End e = (End) (clientSide ? clientEnd : serverEnd);
+        synchronized (e) {
+            return e.chunkPool == null ? 0 : e.chunkPool.inUse();
+        }
+    }
+
     /** One side's "QP": its end of the wire, and the memory it exposes. */
     private final class End implements Link, RegisteredBuffer.Holder {
         Connection conn;

@@ -184,6 +184,16 @@ final class VerbsLink implements Link {
         rdmaDepth = Math.min(rdmaDepth, Math.max(0, granted));
     }
 
+    /** Rkeys this side exposes now (tests: none left after a call). */
+    int exposedNow() {
+        return hw.chunks.exposedNow();
+    }
+
+    /** Registered chunk-pool bytes in use now (tests: back to none after a call). */
+    long chunkBytesInUse() {
+        return hw.chunks.poolBytesInUse();
+    }
+
     /** Chunk memory: a slice of the registered pool, or memory registered for this buffer alone. */
     @Override
     public ChunkBuffer allocateChunk(long bytes) {

@@ -147,6 +147,11 @@ final class WindowPool {
         return allocated++;
     }
 
+    /** Windows bound now (tests: exposures back to none after every call). */
+    synchronized int boundCount() {
+        return bound.size();
+    }
+
     /** Whether {@code rkey} is a window's we bound and have not withdrawn. */
     synchronized boolean isBound(int rkey) {
         return bound.containsKey(rkey);
