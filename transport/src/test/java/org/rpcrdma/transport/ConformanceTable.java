@@ -68,10 +68,6 @@ final class ConformanceTable {
                             + " s9-receive"),
             new Divergence("req-nomsg-credit-not-used", BOTH,
                     "RDMA_NOMSG credit value counted as ignored yet applied: fixed on branch s9-receive"),
-            new Divergence("pd-r-only-when-invalidatable", Set.of(LinkKind.VERBS),
-                    "R flag advertised while keys are not invalidatable: fixed on branch s9-exposure"),
-            new Divergence("req-reply-chunk-for-echoed-write-list", BOTH,
-                    "reply-size prediction ignoring the echoed write list: fixed on branch s9-requester"),
             new Divergence("srv-header-12-bytes", BOTH,
                     "a message of 12 bytes (XID, version 1, credit, no rdma_proc) ends the connection: the decoder"
                             + " reports HEADER_TRUNCATED as DROP_CONNECTION before it looks at rdma_vers, where"
