@@ -77,8 +77,13 @@ public final class Backchannel {
         return call(rpcCall, defaultTimeoutMillis, TimeUnit.MILLISECONDS);
     }
 
-    /** {@link #call(MemorySegment)} with its own timeout ({@code 0}: none), running across reconnects. */
+    /**
+     * {@link #call(MemorySegment)} with its own timeout ({@code 0}: none), running across reconnects.
+     *
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit) {
+        long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
         Connection c;
         synchronized (lock) {
             if (closed) {
@@ -87,14 +92,14 @@ public final class Backchannel {
             }
             c = bound;
             if (c == null || !c.isOpen()) {
-                OutgoingCall o = Connection.parked(rpcCall, true, toString(), unit.toNanos(timeout));
+                OutgoingCall o = Connection.parked(rpcCall, true, toString(), timeoutNanos);
                 if (!o.isDone()) {
                     park(List.of(o));
                 }
                 return o;
             }
         }
-        return c.call(rpcCall, unit.toNanos(timeout), true);
+        return c.call(rpcCall, timeoutNanos, true);
     }
 
     /** The client enabled its backchannel on {@code c}: waiting calls go there now. */

@@ -15,7 +15,9 @@ import org.rpcrdma.transport.wire.RpcRdmaHeader;
  * this connection, and withdrawn before the caller's future completes, however the call
  * ends (RFC 8166 §4.4: the responder can no longer reach the memory once the requester sees
  * the result): by the link's LOCAL_INV, whose completion the reply waits for, or by the
- * peer's Send with Invalidate that brought it; the memory goes back only after that. A
+ * peer's Send with Invalidate that brought it; the memory goes back only after that. (One
+ * exception, {@link #abandon}: an abandoned call whose one rkey the peer may still
+ * invalidate keeps it until the late reply or the connection's end.) A
  * buffer that is the caller's registered memory ({@link ChunkBuffer#callerMemory()}) is
  * exposed in place: nothing is copied into it or out of it.
  * Thread-safe: the reply arrives on the completion thread while the caller may cancel.
@@ -28,7 +30,8 @@ final class CallExposure {
 
     private final Link link;
     private final RpcRdmaHeader header;
-    private final MemorySegment inline;
+    /** Replaced only by a heap copy, under the requester's lock, before any other thread reads it. */
+    private MemorySegment inline;
     private final MemorySegment receptacle;
     private final ChunkBuffer[] buffers = new ChunkBuffer[3];
     private final int[] rkeys = new int[3];
@@ -37,7 +40,17 @@ final class CallExposure {
     /** The rkeys of the one withdrawal (written once, when {@code released} is set). */
     private final int[] withdrawn = new int[3];
     private boolean released;
-    /** R was negotiated: a responder may answer with Send with Invalidate of our one rkey. */
+    /**
+     * The caller gave up on the call: a reply from now copies nothing into its memory. If
+     * the responder may still answer with Send with Invalidate of our one rkey, that rkey
+     * stays exposed, and its memory held, until that reply or the connection's end
+     * ({@link #abandon}).
+     */
+    private boolean abandoned;
+    /**
+     * A responder may answer with Send with Invalidate of our one rkey: R negotiated, or
+     * set by us (Linux's nfsd clears R yet does it then).
+     */
     private final boolean peerMayInvalidate;
 
     /**
@@ -82,6 +95,13 @@ final class CallExposure {
         return inline;
     }
 
+    /** The call's bytes moved (a private copy): what follows the header, if it was them. */
+    void moved(MemorySegment from, MemorySegment to) {
+        if (inline == from) {
+            inline = to;
+        }
+    }
+
     /** Whether the call goes as RDMA_NOMSG (the whole call in the Position-Zero Read chunk). */
     boolean longCall() {
         return header.proc() == RpcRdma.RDMA_NOMSG;
@@ -110,7 +130,9 @@ final class CallExposure {
     void finish(long replyLength, long placed, Consumer<ReceivedMessage> then, Consumer<RuntimeException> failed) {
         int[] keys = withdrawn;
         int n;
+        boolean callerGone;
         synchronized (this) {
+            callerGone = abandoned;
             if (released) {
                 n = -1;
             } else {
@@ -120,6 +142,13 @@ final class CallExposure {
         }
         if (n < 0) {
             then.accept(null);
+            return;
+        }
+        if (callerGone) { // the late reply of an abandoned call: withdrawn (by it, or by us now), nothing copied
+            withdraw(keys, n, () -> {
+                freeBuffers();
+                then.accept(null);
+            });
             return;
         }
         withdraw(keys, n, () -> {
@@ -178,23 +207,35 @@ final class CallExposure {
     }
 
     /**
-     * The caller gave up on the call (cancel, timeout) while its reply may still come. If
-     * that reply may invalidate our one rkey by Send with Invalidate (R negotiated), our
-     * LOCAL_INV must not come first: a peer's invalidation of an rkey already invalid is an
-     * error, and Debian 6.1's rxe dereferences NULL on it (kernel panic, seen in
-     * ExposureVerbsTest). So the connection is disconnected first, as Linux's client does
-     * on a timeout (its QP in error, nothing reaches the window and no Send arrives; the
-     * LOCAL_INV is flushed); calls made with retry go again on the next connection.
+     * The caller gave up on the call (cancel, timeout); {@code replyMayCome}: it was sent
+     * and its reply may still arrive. If that reply may invalidate our one rkey by Send with
+     * Invalidate (we set R, RFC 8797 §7), our LOCAL_INV must not come first: a peer's
+     * invalidation of an rkey already invalid is an error (a remote invalid request that
+     * fails both QPs; Debian 6.1's rxe even dereferenced NULL on it, a kernel panic seen in
+     * ExposureVerbsTest), and nothing on the wire lets us withdraw a key in a way the peer
+     * hears of before it answers. So the exposure is held: the rkey stays valid and its
+     * memory stays ours (chunk memory not reused, a caller's registered buffer still in
+     * use) until the reply withdraws it ({@link #finish}, which then copies nothing) or the
+     * connection ends ({@link #release}); the connection and its other calls go on. Any
+     * other abandoned call is withdrawn at once.
      */
-    void abandon() {
-        boolean disconnect;
+    void abandon(boolean replyMayCome) {
         synchronized (this) {
-            disconnect = peerMayInvalidate && Integer.bitCount(exposed) == 1 && !released;
-        }
-        if (disconnect) {
-            link.disconnect(); // ORDER: the QP is in error before our LOCAL_INV is posted
+            abandoned = true;
+            if (replyMayCome && peerMayInvalidate && Integer.bitCount(exposed) == 1 && !released) {
+                return; // held
+            }
         }
         release();
+    }
+
+    /**
+     * The caller is giving up on the call ({@link #abandon} follows once the requester has
+     * said whether its reply may still come): a reply arriving meanwhile copies nothing
+     * into the caller's memory.
+     */
+    synchronized void callerGone() {
+        abandoned = true;
     }
 
     /** Withdraws every rkey, then frees the memory (once the peer can no longer reach it); idempotent. */

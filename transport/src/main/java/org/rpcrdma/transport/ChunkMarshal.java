@@ -36,8 +36,14 @@ final class ChunkMarshal {
                 || c.receptacle() != null;
     }
 
+    /**
+     * Whether the largest reply the caller allows does not fit inline with the header it
+     * comes with: the threshold covers the whole Send (RFC 8166 §4.1), and a reply echoes
+     * our write list, one chunk of one segment per receptacle (§4.3.2), in its header.
+     */
     private static boolean needsReplyChunk(OutgoingCall c, int receiveInline) {
-        return c.maxReplyBytes() > 0 && !Marshal.fitsInline(c.maxReplyBytes(), receiveInline);
+        long echoedWriteList = c.receptacle() == null ? 0 : 4L * RpcRdma.WRITECHUNK_MINSZ;
+        return c.maxReplyBytes() > 0 && !Marshal.fitsInline(echoedWriteList + c.maxReplyBytes(), receiveInline);
     }
 
     /**
@@ -58,7 +64,7 @@ final class ChunkMarshal {
         if (why == null) {
             try {
                 c.exposure(prepare(link, c, params.sendInline(), params.receiveInline(), params.ownCallCredits(),
-                        params.remoteInvalidation()));
+                        params.remoteInvalidation() || link.rkeysInvalidatableByPeer()));
                 return true;
             } catch (RuntimeException e) {
                 why = e.getMessage();

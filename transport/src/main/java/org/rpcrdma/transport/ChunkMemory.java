@@ -51,6 +51,8 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
     private final WindowPool windows;
     private final int ownAccess;
     private volatile RpcRdmaStats stats;
+    /** We set R: the peer may invalidate any rkey of ours, so each must be a window's. */
+    private volatile boolean peerMayInvalidate;
     /** Gives a pool slice back (one instance: no capture, no boxed offset per buffer). */
     private final ChunkBuffer.Releaser poolRelease = this::freeToPool;
 
@@ -74,6 +76,20 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
         if (windows != null) {
             windows.stats(s);
         }
+    }
+
+    /** Whether every exposure goes through a memory window, so R may be advertised ({@link InvalidationPromise}). */
+    boolean windowsOnly() {
+        return windows != null;
+    }
+
+    /** We set R (or not) in our private data: from now no exposure may be a registration. */
+    void peerMayInvalidate(boolean advertised) {
+        this.peerMayInvalidate = advertised;
+    }
+
+    boolean peerMayInvalidate() {
+        return peerMayInvalidate;
     }
 
     /** A slice of the pool, or memory registered for this buffer alone; both go back on release. */
@@ -155,7 +171,9 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
 
     /**
      * Exposes {@code local[offset, +length)} to the peer's Reads (or Writes) under a fresh
-     * rkey: a window bound over it if one is free, else a registration of its own.
+     * rkey: a window bound over it if one is free, else a registration of its own; but
+     * never a registration while we set R (the peer could not invalidate it): then
+     * an {@link RpcRdmaException} (its call fails with {@link ChunksUnavailableException}).
      */
     int expose(ChunkBuffer local, long offset, long length, boolean writable) {
         int remote = writable ? Access.REMOTE_WRITE : Access.REMOTE_READ;
@@ -169,6 +187,12 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
             if (rkey != WindowPool.NO_WINDOW) {
                 return rkey;
             }
+        }
+        if (!InvalidationPromise.mayRegister(peerMayInvalidate)) {
+            throw new RpcRdmaException("no memory window is free (" + (windows == null ? 0 : windows.capacity())
+                    + " per connection, every one bound for calls out or waiting for a credit), and with R set"
+                    + " a registration, which the peer cannot invalidate by Send with Invalidate, must not stand in"
+                    + " for one (RFC 8797 §3.2)");
         }
         MemoryRegion mr = pd.register(local.segment().asSlice(offset, length), Access.LOCAL_WRITE | remote);
         exposed.put(mr.rkey(), mr);
@@ -192,6 +216,16 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
             }
         }
         return windows == null || windows.withdraw(rkeys, n, then);
+    }
+
+    /** Rkeys exposed now, windows and registrations (tests: none left after a call). */
+    int exposedNow() {
+        return exposed.size() + (windows == null ? 0 : windows.boundCount());
+    }
+
+    /** Pool bytes handed out now (tests: chunk memory back after a call). */
+    long poolBytesInUse() {
+        return pool.inUse();
     }
 
     /** A Send with Invalidate named {@code rkey}: see {@link WindowPool#remotelyInvalidated}. */

@@ -85,8 +85,10 @@ final class ClientAttachment {
             var receives = Connection.receivePool(link, link.receiveMemory(), receiveCount, o.inlineThreshold(),
                     o.receiveBatch(), stats);
             receives.replenish(Math.max(1, o.backwardCredits()));
-            // R (RFC 8797 §4.1): we take a peer's Send with Invalidate, and may send one when it sets R too
-            ConnectPrivate mine = new ConnectPrivate(o.remoteInvalidation(), o.inlineThreshold(), o.inlineThreshold());
+            // R (RFC 8797 §4.1): every rkey of ours may be invalidated by the peer's Send with
+            // Invalidate (only when we expose through windows); we send one when it sets R too
+            ConnectPrivate mine = new ConnectPrivate(InvalidationPromise.advertise(o.remoteInvalidation(),
+                    link.windowsOnly()), o.inlineThreshold(), o.inlineThreshold());
             // rnr_retry_count 0 (a missing receive is an error, as in Linux), retry_count 7.
             // Like xprtrdma, offer the server RDMA Read resources (it reads Read chunks from
             // us) and initiate none ourselves; Linux svcrdma rejects a client offering 0.
@@ -98,6 +100,7 @@ final class ClientAttachment {
             // backward calls (we could not pull their read chunks).
             link.limitRdmaDepth(est.initiatorDepth());
             ConnectSettings s = ConnectSettings.negotiate(mine, ConnectPrivate.decode(est.privateData()));
+            link.rkeysInvalidatableByPeer(mine.remoteInvalidation()); // ORDER: before any call exposes memory
             Connection c = new Connection("client->" + server,
                     new Connection.Params(true, s.clientToServer(), s.serverToClient(), o.credits(), o.backwardCredits(),
                             s.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis(), o.maxChunkBytes(),

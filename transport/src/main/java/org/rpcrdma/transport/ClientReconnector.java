@@ -82,6 +82,7 @@ final class ClientReconnector {
      * its connection is lost and reconnecting is allowed), parked for the next one.
      */
     CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit, boolean retry) {
+        long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
         ClientAttachment a;
         synchronized (lock) {
             if (closed) {
@@ -89,7 +90,7 @@ final class ClientReconnector {
             }
             a = current;
             if ((reconnecting || !a.connection.isOpen()) && options.reconnectAttempts() > 0) {
-                OutgoingCall c = Connection.parked(rpcCall, retry, server.toString(), unit.toNanos(timeout));
+                OutgoingCall c = Connection.parked(rpcCall, retry, server.toString(), timeoutNanos);
                 if (!c.isDone()) {
                     waiting.add(c);
                     startReconnect();
@@ -97,7 +98,7 @@ final class ClientReconnector {
                 return c;
             }
         }
-        return a.connection.call(rpcCall, unit.toNanos(timeout), retry);
+        return a.connection.call(rpcCall, timeoutNanos, retry);
     }
 
     /** From a lost connection: the calls it could not complete (maybe none). */

@@ -52,9 +52,6 @@ import org.rpcrdma.transport.wire.Xdr;
  * CallExposure, ReadChunkPuller and ReplyWriter, and who polls in CompletionDriver.
  */
 public final class Connection implements AutoCloseable {
-    /** A thread that owns no memory: a segment it may not access is confined to another thread. */
-    private static final Thread NOT_THE_OWNER = new Thread(() -> { }, "rpcrdma-never-started");
-
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -126,7 +123,8 @@ public final class Connection implements AutoCloseable {
         this.sends = new SendQueue(link, sendContexts, params.signalEvery(), params.sendInline(), sendMemory, stats);
         this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(),
                 params.grantToPeer(), receives, sends, stats,
-                () -> lost(new RpcRdmaException("every credit is held by an abandoned call: the peer is not answering")));
+                () -> lost(new RpcRdmaException("every credit is held by an abandoned call and no reply came for "
+                        + Requester.STALL_MILLIS + " ms: the peer is not answering")));
         this.rdma = new RdmaQueue(link, stats);
         this.responder = new Responder(this, params.client(), params.grantToPeer(), params.sendInline(), sends, stats,
                 new ReplyWriter(link, rdma, sends, params.sendInline(), params.maxChunkBytes(), stats),
@@ -341,11 +339,15 @@ public final class Connection implements AutoCloseable {
      * The future completes with the reply (release it), or exceptionally with
      * {@link CallTimeoutException}, {@link ConnectionLostException}, {@link RdmaErrorException},
      * {@link MalformedReplyException} or {@link RpcRdmaException}. Calls beyond the credit
-     * window wait; the segment must stay valid until the call completes or is sent.
+     * window wait, and are then sent by the thread that frees a credit: a segment confined
+     * to the caller's thread is copied when its call has to wait; any other must stay valid
+     * until the call completes or is sent (closed before, the call alone fails with
+     * {@link IllegalStateException}).
      *
      * <p>Cancelling the future, {@code orTimeout}, or completing it yourself abandons the
      * call: its late reply is released when it arrives. If abandoned calls come to hold
-     * every credit, the connection is reset (the peer is not answering).
+     * every credit and the peer stays silent, the connection is reset (the peer is not
+     * answering).
      *
      * @throws BackchannelNotEnabledException on a server whose client has not enabled its backchannel
      */
@@ -377,10 +379,7 @@ public final class Connection implements AutoCloseable {
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, DdpArgument payload, MemorySegment receptacle,
             int maxReplyBytes) {
-        if (maxReplyBytes < 0 || maxReplyBytes > params.maxChunkBytes()) {
-            throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " is not in [0, "
-                    + params.maxChunkBytes() + "] (maxChunkBytes)");
-        }
+        checkMaxReplyBytes(maxReplyBytes);
         if (payload != null && payload.paddedEnd() > rpcCall.byteSize()) {
             throw new IllegalArgumentException(payload + " with its XDR pad lies beyond the " + rpcCall.byteSize()
                     + "-byte call");
@@ -389,7 +388,7 @@ public final class Connection implements AutoCloseable {
             throw new IllegalArgumentException("receptacle of " + receptacle.byteSize() + " bytes is not in [1, "
                     + params.maxChunkBytes() + "] (maxChunkBytes)");
         }
-        if (receptacle != null && !receptacle.isAccessibleBy(NOT_THE_OWNER)) {
+        if (receptacle != null && !receptacle.isAccessibleBy(OutgoingCall.NOT_THE_OWNER)) {
             // the placed data is copied in on the thread that takes the reply (the poller):
             // memory confined to the caller's thread can't be written there
             throw new IllegalArgumentException("receptacle is confined to its arena's thread; use shared, automatic,"
@@ -399,9 +398,14 @@ public final class Connection implements AutoCloseable {
                 receptacle);
     }
 
-    /** {@link #call(MemorySegment)} with its own timeout ({@code 0}: none). */
+    /**
+     * {@link #call(MemorySegment)} with its own timeout: {@code 0} means none, as for every
+     * call shape and {@link RpcRdmaOptions#callTimeoutMillis}.
+     *
+     * @throws IllegalArgumentException if {@code timeout} is negative
+     */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit) {
-        return call(rpcCall, unit.toNanos(timeout), false);
+        return call(rpcCall, CallTimer.timeoutNanos(timeout, unit), false);
     }
 
     /**
@@ -503,7 +507,10 @@ public final class Connection implements AutoCloseable {
      * already waiting on the completion channel, it arms the channel and sleeps on it, so
      * the wake-up the device causes is the caller's own. Completions for other calls, and
      * the peer's calls (handlers included), may then be dispatched on this thread. On
-     * timeout or interrupt the call is abandoned.
+     * timeout or interrupt the call is abandoned. A {@code timeout} of 0 means none (it
+     * waits for the reply or the connection's loss).
+     *
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public ReceivedMessage callAndWait(MemorySegment rpcCall, long timeout, TimeUnit unit)
             throws InterruptedException, TimeoutException {
@@ -513,15 +520,13 @@ public final class Connection implements AutoCloseable {
     /**
      * {@link #callAndWait(MemorySegment, long, TimeUnit)} allowing a reply of up to
      * {@code maxReplyBytes}, as {@link #call(MemorySegment, int)}: a Reply chunk that large is
-     * offered when it does not fit the receive inline threshold.
+     * offered when it does not fit the receive inline threshold. A {@code timeout} of 0 means
+     * none; a negative one is refused ({@link IllegalArgumentException}).
      */
     public ReceivedMessage callAndWait(MemorySegment rpcCall, int maxReplyBytes, long timeout, TimeUnit unit)
             throws InterruptedException, TimeoutException {
-        if (maxReplyBytes < 0 || maxReplyBytes > params.maxChunkBytes()) {
-            throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " is not in [0, "
-                    + params.maxChunkBytes() + "] (maxChunkBytes)");
-        }
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        checkMaxReplyBytes(maxReplyBytes);
+        long deadline = System.nanoTime() + CallTimer.waitNanos(CallTimer.timeoutNanos(timeout, unit));
         link.blockingCallStarts();
         try {
             return awaitReply(call(rpcCall, 0, false, maxReplyBytes, null, null), rpcCall, deadline, timeout, unit);
@@ -537,10 +542,10 @@ public final class Connection implements AutoCloseable {
      * future, no {@link ReceivedMessage}): the call slot is the connection's and used again.
      * The caller takes its reply off the completion queue itself as in
      * {@link #callAndWait(MemorySegment, long, TimeUnit)}; on timeout or interrupt the call
-     * is abandoned (its late reply released when it comes).
+     * is abandoned (its late reply released when it comes). A {@code timeout} of 0 means none.
      *
      * @return what {@code reader} returned
-     * @throws IllegalArgumentException if {@code rpcCall} is not an ONC RPC CALL
+     * @throws IllegalArgumentException if {@code rpcCall} is not an ONC RPC CALL, or {@code timeout} is negative
      * @throws TimeoutException         if no reply came within {@code timeout} (the call is abandoned)
      * @throws RpcRdmaException         or a subclass, if the call failed (an RDMA_ERROR, a malformed
      *                                  reply, the connection's loss)
@@ -554,13 +559,14 @@ public final class Connection implements AutoCloseable {
      * {@link #callAndRead(MemorySegment, ReplyReader, long, TimeUnit)} allowing a reply of up
      * to {@code maxReplyBytes}: when that does not fit the receive inline threshold a Reply
      * chunk that large is offered (RFC 8166 §3.5.4), and the reader gets the reassembled reply.
+     * A {@code timeout} of 0 means none; a negative one is refused ({@link IllegalArgumentException}).
      */
     public <T> T callAndRead(MemorySegment rpcCall, int maxReplyBytes, ReplyReader<T> reader, long timeout,
             TimeUnit unit) throws InterruptedException, TimeoutException {
         checkMaxReplyBytes(maxReplyBytes);
         Objects.requireNonNull(reader, "reader");
         int xid = callXid(rpcCall);
-        long timeoutNanos = unit.toNanos(timeout);
+        long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
         ReusableCall c = slots.take(xid, rpcCall, null);
         c.maxReplyBytes(maxReplyBytes);
         link.blockingCallStarts();
@@ -577,7 +583,8 @@ public final class Connection implements AutoCloseable {
      * with the reply's bytes, valid only until it returns (the receive buffer then goes
      * back), or {@code onFailure} (an RDMA_ERROR, a malformed reply, the connection's loss,
      * the connection's call timeout). Both run on the thread that took the completion off
-     * the queue (a poller, or a caller of a blocking call): they must not block. Nothing is
+     * the queue (a poller, or a caller of a blocking call; a timeout's onFailure, an expiry
+     * thread of the call timer): they must not block. Nothing is
      * allocated per call on the inline path; the segment must stay valid until the call
      * completes. Calls beyond the credit window wait, as with {@link #call(MemorySegment)}.
      *
@@ -673,6 +680,12 @@ public final class Connection implements AutoCloseable {
     void postRaw(MemorySegment bytes, int invalidateRkey) {
         sends.sendRaw(bytes, invalidateRkey);
         settle();
+    }
+
+    /** Tests only: this connection becomes a raw peer ({@link Unmarshal.RawTap}); no endpoint sets one. */
+    void playRawPeer(Unmarshal.RawTap tap) {
+        unmarshal.rawTap(tap);
+        rdma.rawTap(tap);
     }
 
     // ---- completion path (one completion thread at a time) ----
@@ -826,7 +839,8 @@ public final class Connection implements AutoCloseable {
         ConnectionLostException e = lostException();
         for (OutgoingCall c : t.sent()) {
             if (c.isDone()) {
-                continue; // abandoned: nobody waits
+                c.releaseExposure(); // abandoned: nobody waits; an exposure held for its reply goes now
+                continue;
             }
             if (c.retry) {
                 again.add(c); // sent, maybe executed: only the caller may allow a resend

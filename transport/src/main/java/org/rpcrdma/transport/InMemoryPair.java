@@ -142,6 +142,14 @@ public final class InMemoryPair implements AutoCloseable {
 
     private Link clientEnd;
 
+    /** Chunk-pool bytes in use now on one side (tests: back to none after a call). */
+    long chunkBytesInUse(boolean clientSide) {
+        End e = (End) (clientSide ? clientEnd : serverEnd);
+        synchronized (e) {
+            return e.chunkPool == null ? 0 : e.chunkPool.inUse();
+        }
+    }
+
     /** One side's "QP": its end of the wire, and the memory it exposes. */
     private final class End implements Link, RegisteredBuffer.Holder {
         Connection conn;
@@ -163,6 +171,11 @@ public final class InMemoryPair implements AutoCloseable {
         @Override
         public int rdmaDepth() {
             return depth;
+        }
+
+        @Override
+        public boolean rkeysInvalidatableByPeer() {
+            return conn.remoteInvalidation(); // both sides set R when the options ask for it
         }
 
         /** Chunk memory, as a link registers it once: allocated on first need, from the pair's arena. */
@@ -288,12 +301,17 @@ public final class InMemoryPair implements AutoCloseable {
 
         @Override
         public void postSendWithInvalidate(int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
-            if (!down) {
-                Exposed x = exposed.get(rkey);
-                if (x != null && x.owner() == peer && exposed.remove(rkey, x)) {
-                    peer.invalidatedByPeer.add(rkey);
-                }
+            if (down) {
+                return;
             }
+            Exposed x = exposed.get(rkey);
+            if (x == null || x.owner() != peer || !exposed.remove(rkey, x)) {
+                // an rkey the peer does not expose (never, or withdrawn already): a remote
+                // invalid request, both QPs go to error, as on an RNIC (rxe fails the receive)
+                disconnect();
+                return;
+            }
+            peer.invalidatedByPeer.add(rkey);
             postSend(slot, buffer, length, signalled);
         }
 

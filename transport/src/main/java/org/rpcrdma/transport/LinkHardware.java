@@ -88,8 +88,12 @@ final class LinkHardware {
         this.qp = qp0;
         this.sendMr = s;
         this.recvMr = r;
-        this.chunks = new ChunkMemory(p, cm, windowCount > 0 ? new WindowPool(p, qp0, generation, windowCount) : null,
-                callerBuffers, guard);
+        WindowPool windows = windowCount > 0 ? new WindowPool(p, qp0, generation, windowCount) : null;
+        if (windows != null && !windows.probe()) {
+            windows.closeAll(); // the device refused a window: a registration per RPC, and no R
+            windows = null;
+        }
+        this.chunks = new ChunkMemory(p, cm, windows, callerBuffers, guard);
     }
 
     /**

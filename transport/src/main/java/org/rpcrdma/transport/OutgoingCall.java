@@ -24,6 +24,8 @@ import org.rpcrdma.transport.core.Events;
 sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits ReusableCall {
     private static final VarHandle MESSAGE;
     private static final VarHandle OWNER;
+    /** A thread that owns no memory: a segment it may not access is confined to another thread. */
+    static final Thread NOT_THE_OWNER = new Thread(() -> { }, "rpcrdma-never-started");
 
     static {
         try {
@@ -58,6 +60,8 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
     int state = NEW;
     /** Sent, then abandoned by the caller; guarded by the owner's lock. */
     boolean abandoned;
+    /** Its deadline passed and its failure is on its way (CallTimer); guarded by the owner's lock. */
+    boolean expiring;
     /**
      * System.nanoTime() after which the call times out; 0: not stamped yet, or never (then
      * {@link #timeoutNanos} is 0). Stamped lazily ({@link #deadline(long)}): a call answered
@@ -111,6 +115,7 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
         OWNER.setRelease(this, (Requester) null);
         state = NEW;
         abandoned = false;
+        expiring = false;
         deadline = 0;
         timeoutNanos = 0;
         if (timer != null) {
@@ -195,6 +200,30 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
     boolean deliverInline(Connection conn, int slot, MemorySegment view) {
         ReceivedMessage m = new ReceivedMessage(view, conn, slot, -1);
         return deliver(m);
+    }
+
+    /**
+     * The call waits to be sent, by whichever thread frees a credit or a receive: bytes
+     * confined to the caller's thread could not be read there, so they are copied now (on
+     * the caller's thread, under the requester's lock; only a call that waits pays for it).
+     */
+    final void keepForAnotherThread() {
+        MemorySegment m = message;
+        if (m.isNative() && !m.isAccessibleBy(NOT_THE_OWNER)) {
+            MemorySegment copy = heapCopy(m);
+            message = copy;
+            CallExposure x = exposure;
+            if (x != null) {
+                x.moved(m, copy);
+            }
+        }
+    }
+
+    /** Whether the memory this call's Send reads is still there (the caller may have closed its arena). */
+    final boolean sendable() {
+        CallExposure x = exposure;
+        MemorySegment inline = x == null ? message : x.inline();
+        return inline == null || inline.scope().isAlive();
     }
 
     /** Leaves its connection: the bytes must now survive until a later connection sends them. */
@@ -323,12 +352,13 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
     final void abandonedBy(String outcome) {
         CallExposure x = exposure;
         if (x != null) {
-            x.abandon(); // a late RDMA Read or Write of the responder now fails
+            x.callerGone(); // ORDER: before the requester lets go: a reply from now copies nothing into our memory
         }
         finish(true, outcome);
         Requester r = owner;
-        if (r != null) {
-            r.abandon(this);
+        boolean replyMayCome = r != null && r.abandon(this);
+        if (x != null) {
+            x.abandon(replyMayCome); // withdrawn now (a late RDMA Read or Write fails), or held for the reply
         }
     }
 

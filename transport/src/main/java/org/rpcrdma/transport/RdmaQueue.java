@@ -102,6 +102,12 @@ final class RdmaQueue {
     private final ArrayDeque<Job> spare = new ArrayDeque<>();
     private static final int SPARE_JOBS = 8;
     private boolean shut;
+    /** See {@link Unmarshal.RawTap}; null but on a conformance test's raw peer. */
+    private volatile Unmarshal.RawTap rawTap;
+
+    void rawTap(Unmarshal.RawTap tap) {
+        rawTap = tap;
+    }
 
     RdmaQueue(Link link, RpcRdmaStats stats) {
         this.link = link;
@@ -158,6 +164,11 @@ final class RdmaQueue {
 
     /** A signalled operation completed. */
     void completed(int token) {
+        Unmarshal.RawTap tap = rawTap;
+        if (tap != null) {
+            tap.rdmaCompleted(token); // a raw peer's own operation: no job of ours
+            return;
+        }
         Job j;
         boolean finished;
         synchronized (this) {

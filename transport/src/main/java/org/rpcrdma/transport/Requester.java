@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.rpcrdma.transport.core.CreditAccount;
 import org.rpcrdma.transport.core.Direction;
 import org.rpcrdma.transport.core.Events;
@@ -21,8 +22,9 @@ import org.rpcrdma.transport.core.XidTable;
  * the link. No future is completed and no user code runs while it is held: methods
  * return the calls to complete and the {@link Connection} completes them afterwards.
  *
- * <p>Just over 400 lines because the timeout sweep and the receive handshake read the same
- * locked state as the credits and the XID table: split, each half would need the other's lock.
+ * <p>Over 400 lines because the timeout sweep, the stall check and the receive handshake
+ * read the same locked state as the credits and the XID table: split, each part would need
+ * the others' lock.
  */
 final class Requester {
     private static final VarHandle REQUIRED_RECEIVES;
@@ -46,10 +48,18 @@ final class Requester {
     private final SendQueue sends;
     private final int grantToPeer;
     private final RpcRdmaStats stats;
-    /** Called (without locks) when abandoned calls hold the whole window: the connection is dead. */
+    /**
+     * How long the peer may stay silent while abandoned calls hold every credit before the
+     * connection is declared dead ({@link #stalledFor}).
+     */
+    static final long STALL_MILLIS = 2000;
+
+    /** Run (without locks, off the timer thread) when the connection {@link #stalledFor}: it is reset. */
     private final Runnable wedged;
     private final ArrayDeque<OutgoingCall> waiting = new ArrayDeque<>();
     private int abandonedInFlight;
+    /** System.nanoTime() since which {@link #stalledFor} holds, 0 while it does not. */
+    private long stalledSince;
     /**
      * credits.outstanding() + grantToPeer, republished under the lock at every change, so
      * the completion thread reads it without the lock: the lock is held across
@@ -66,7 +76,10 @@ final class Requester {
      */
     private volatile boolean headBlockedOnReceive;
     private boolean closed;
-    /** Whether {@link CallTimer} sweeps this requester (it has, or had at the last tick, timed calls). */
+    /**
+     * Whether {@link CallTimer} sweeps this requester (it has, or had at the last tick, timed
+     * or abandoned calls).
+     */
     private boolean watched;
     /** Reused by {@link #expire} under the lock: the calls whose deadline passed. */
     private final ArrayList<OutgoingCall> expired = new ArrayList<>();
@@ -102,6 +115,7 @@ final class Requester {
      * @throws RpcRdmaException naming a duplicate XID (nothing queued)
      */
     boolean submit(OutgoingCall c) {
+        OutgoingCall[] unsent;
         synchronized (this) {
             if (closed) {
                 return false;
@@ -130,8 +144,14 @@ final class Requester {
                 watched = true;
                 CallTimer.watch(this);
             }
-            return pumpLocked();
+            pumpLocked();
+            if (c.state == OutgoingCall.WAITING) {
+                c.keepForAnotherThread(); // another thread sends it
+            }
+            unsent = takeUnsendable();
         }
+        failUnsendable(unsent);
+        return true;
     }
 
     /**
@@ -142,6 +162,7 @@ final class Requester {
     boolean expire() {
         OutgoingCall[] due;
         boolean timed = false;
+        boolean dead;
         synchronized (this) {
             if (closed) {
                 watched = false;
@@ -158,16 +179,45 @@ final class Requester {
             sweepTimed = false;
             table.forEach(this::sweepSent);
             timed |= sweepTimed;
-            watched = timed || !expired.isEmpty();
+            dead = stalledFor(now);
+            // abandoned calls out: keep looking, the stall may start or end
+            watched = timed || !expired.isEmpty() || abandonedInFlight > 0 && !dead;
             due = expired.isEmpty() ? null : expired.toArray(new OutgoingCall[0]);
         }
         if (due != null) {
             for (OutgoingCall c : due) {
                 stats.callTimeouts.increment();
-                c.expire(name); // abandons it: back into this requester without our lock held
+                CallTimer.expire(c, name); // abandons it: back into this requester without our lock held
             }
         }
+        if (dead) {
+            stats.abandonedWindowResets.increment();
+            CallTimer.execute(wedged); // fails calls: user code, not on the timer's thread
+        }
         return watched;
+    }
+
+    /**
+     * Whether the peer stopped answering: every call it holds was abandoned, no credit is
+     * free (nothing more can be sent) and no reply came for {@link #STALL_MILLIS}. Each
+     * alone is normal: a credit reduction (RFC 8166 §3.3) shrinks the window under calls
+     * already sent, and a late reply to an abandoned call gives its credit back. Caller
+     * holds the lock: stamps the start of a stall, forgets it when the stall ended.
+     */
+    private boolean stalledFor(long now) {
+        if (abandonedInFlight == 0 || abandonedInFlight < table.size() || credits.available()) {
+            stalledSince = 0;
+            return false;
+        }
+        if (stalledSince == 0) {
+            stalledSince = now == 0 ? 1 : now;
+            return false;
+        }
+        if (now - stalledSince < TimeUnit.MILLISECONDS.toNanos(STALL_MILLIS)) {
+            return false;
+        }
+        stalledSince = 0; // reported once: the reset takes every call
+        return true;
     }
 
     private long sweepNow;
@@ -182,10 +232,11 @@ final class Requester {
 
     /** Caller holds the lock: collects {@code c} if its deadline passed; whether it still has one. */
     private boolean due(OutgoingCall c, long now) {
-        if (!c.timed() || c.isDone()) {
+        if (!c.timed() || c.isDone() || c.expiring) {
             return false;
         }
         if (now - c.deadline(now) >= 0) {
+            c.expiring = true; // failed off this thread soon: not collected again meanwhile
             expired.add(c);
             return false;
         }
@@ -206,23 +257,46 @@ final class Requester {
         if (!headBlockedOnReceive) {
             return;
         }
+        OutgoingCall[] unsent = null;
         synchronized (this) {
             if (waiting.isEmpty()) {
                 headBlockedOnReceive = false; // that head went (abandoned, or the connection closed)
             } else if (!closed) {
                 pumpLocked();
+                unsent = takeUnsendable();
             }
         }
+        failUnsendable(unsent);
     }
 
     /**
      * Sends waiting calls in order while a credit is free and a receive can be posted for
      * each reply (rnr_retry 0: a reply with no posted receive would kill the connection;
-     * a user holding received messages makes calls wait instead). Caller holds the lock.
+     * a user holding received messages makes calls wait instead). A call whose memory the
+     * caller closed meanwhile fails alone ({@link #takeUnsendable}). Caller holds the lock;
+     * nothing here throws: a failure is noted and the connection settles the loss, so a
+     * reply matched before the pump still completes its call.
      */
-    private boolean pumpLocked() {
+    private void pumpLocked() {
+        try {
+            pumpWhileAllowed();
+        } catch (RuntimeException e) {
+            sends.noteFailure(e); // a call in the table was maybe not sent: the loss takes it
+        }
+    }
+
+    private void pumpWhileAllowed() {
         while (!waiting.isEmpty() && credits.available()) {
             OutgoingCall c = waiting.peekFirst();
+            if (!c.sendable()) {
+                waiting.pollFirst();
+                c.state = OutgoingCall.DONE;
+                if (unsendable == null) {
+                    unsendable = new ArrayList<>();
+                }
+                unsendable.add(c);
+                continue;
+            }
             int required = credits.outstanding() + 1 + grantToPeer;
             // ORDER: the receive handshake (see publishRequired): need, fence, then count
             REQUIRED_RECEIVES.setRelease(this, required);
@@ -233,7 +307,7 @@ final class Requester {
             } catch (RuntimeException e) {
                 publishRequired();
                 sends.noteFailure(e); // the link is gone: the connection settles the loss
-                return true;
+                return;
             }
             if (!posted) {
                 publishRequired(); // not sent: no receive for it is needed after all
@@ -244,7 +318,7 @@ final class Requester {
                     stats.receiveBufferWaits.increment();
                     continue;
                 }
-                return true;
+                return;
             }
             if (headBlockedOnReceive) {
                 headBlockedOnReceive = false;
@@ -268,7 +342,30 @@ final class Requester {
             }
             stats.callsSent.increment();
         }
-        return true;
+    }
+
+    /** Calls the pump dropped since the last take (rare: allocated only then); guarded by the lock. */
+    private ArrayList<OutgoingCall> unsendable;
+
+    /** Caller holds the lock: the calls the pump dropped, to fail once the lock is released; null if none. */
+    private OutgoingCall[] takeUnsendable() {
+        if (unsendable == null) {
+            return null;
+        }
+        OutgoingCall[] r = unsendable.toArray(new OutgoingCall[0]);
+        unsendable = null;
+        return r;
+    }
+
+    /** Fails calls whose memory was closed before they could be sent (no lock held: user code runs). */
+    private void failUnsendable(OutgoingCall[] calls) {
+        if (calls == null) {
+            return;
+        }
+        for (OutgoingCall c : calls) {
+            c.fail(new IllegalStateException(name + ": call 0x" + Integer.toHexString(c.xid)
+                    + " not sent: its memory was closed before it could be sent (it must stay valid until then)"));
+        }
     }
 
     /**
@@ -279,17 +376,22 @@ final class Requester {
      * @return the call, or null if nothing matched (counted, dropped: RFC 8167 §2.4.1)
      */
     OutgoingCall matched(int xid, int grant) {
+        OutgoingCall c;
+        OutgoingCall[] unsent;
         synchronized (this) {
-            OutgoingCall c = table.match(xid);
+            c = table.match(xid);
             if (c == null) {
                 return null;
             }
             // A Reply's rdma_credit is a grant for our direction (RFC 8166 §3.3.3).
             credits.grant(grant);
+            stalledSince = 0; // the peer answers
             release(c);
             pumpLocked();
-            return c;
+            unsent = takeUnsendable();
         }
+        failUnsendable(unsent);
+        return c;
     }
 
     /** Whether a call of ours with this XID is sent and unanswered. */
@@ -299,14 +401,18 @@ final class Requester {
 
     /** A malformed reply for {@code xid}: the call is removed without using the header's grant. */
     OutgoingCall malformed(int xid) {
+        OutgoingCall c;
+        OutgoingCall[] unsent = null;
         synchronized (this) {
-            OutgoingCall c = table.remove(xid);
+            c = table.remove(xid);
             if (c != null) {
                 release(c);
                 pumpLocked();
+                unsent = takeUnsendable();
             }
-            return c;
         }
+        failUnsendable(unsent);
+        return c;
     }
 
     private void release(OutgoingCall c) {
@@ -318,33 +424,41 @@ final class Requester {
         c.state = OutgoingCall.DONE;
     }
 
-    /** The caller gave up on {@code c} (cancel, timeout, its own completion). */
-    void abandon(OutgoingCall c) {
-        boolean dead = false;
-        int window;
+    /**
+     * The caller gave up on {@code c} (cancel, timeout, its own completion). A sent call
+     * keeps its credit until its late reply; if the peer then stops answering with every
+     * credit held so, the timer resets the connection ({@link #stalledFor}).
+     *
+     * @return whether {@code c} was sent here and its reply may still come (it stays in the
+     *         XID table until then, or until the connection is lost)
+     */
+    boolean abandon(OutgoingCall c) {
+        OutgoingCall[] unsent = null;
+        boolean replyMayCome;
         synchronized (this) {
             if (c.owner != this || closed) {
-                return;
+                return false;
             }
-            window = credits.window();
             if (c.state == OutgoingCall.WAITING) {
                 waiting.remove(c);
                 c.state = OutgoingCall.DONE;
                 stats.abandonedCalls.increment();
                 pumpLocked();
+                unsent = takeUnsendable();
             } else if (c.state == OutgoingCall.SENT && !c.abandoned) {
                 c.abandoned = true;
                 abandonedInFlight++;
                 stats.abandonedCalls.increment();
-                dead = abandonedInFlight >= window;
+                if (!watched) {
+                    // the timer watches for a stall (never wedge silently)
+                    watched = true;
+                    CallTimer.watch(this);
+                }
             }
+            replyMayCome = c.state == OutgoingCall.SENT;
         }
-        if (dead) {
-            // Every credit is held by a call nobody waits for: the peer is not answering.
-            // Reset the connection as Linux does on a major timeout, never wedge silently.
-            stats.abandonedWindowResets.increment();
-            wedged.run();
-        }
+        failUnsendable(unsent);
+        return replyMayCome;
     }
 
     /** The connection is lost: takes every call, once, and refuses new ones. */
@@ -357,6 +471,7 @@ final class Requester {
             credits.reset();
             requiredReceives = grantToPeer;
             abandonedInFlight = 0;
+            stalledSince = 0;
             for (OutgoingCall c : sent) {
                 c.state = OutgoingCall.DONE;
             }

@@ -205,7 +205,7 @@ final class ReusableCall extends OutgoingCall {
             String where, RpcRdmaStats stats) throws InterruptedException, TimeoutException {
         // The clock is read only for a call not answered yet (an in-memory pair answers
         // inside submit; under TCG a clock read costs ~1 µs), and the timeout counts from here.
-        long deadline = isDone() ? 0 : System.nanoTime() + timeoutNanos;
+        long deadline = isDone() ? 0 : System.nanoTime() + CallTimer.waitNanos(timeoutNanos);
         try {
             while (true) {
                 if (!isDone()) {

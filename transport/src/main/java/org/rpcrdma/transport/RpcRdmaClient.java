@@ -126,6 +126,8 @@ public final class RpcRdmaClient implements AutoCloseable {
      * is sent again on the next connection with the same XID; without it, such a call
      * fails with {@link ConnectionLostException} (it may have been executed). Cancelling
      * the future abandons the call (see {@link Connection#call(MemorySegment)}).
+     *
+     * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit, boolean retry) {
         return reconnector.call(rpcCall, timeout, unit, retry);

@@ -176,9 +176,6 @@ public final class RpcRdmaServer implements AutoCloseable {
         Connection c = null;
         boolean ok = false;
         try {
-            // R (RFC 8797 §4.1): we take a peer's Send with Invalidate, and may send one when it sets R too
-            ConnectPrivate mine = new ConnectPrivate(o.remoteInvalidation(), o.inlineThreshold(), o.inlineThreshold());
-            ConnectSettings s = ConnectSettings.negotiate(ConnectPrivate.decode(ev.privateData()), mine);
             int receiveCount = o.receiveBuffers(false);
             // RDMA Read depth (RFC 8166 §3.4: the responder reads the requester's read
             // chunks): no more than the client offered as its responder resources, the
@@ -195,6 +192,12 @@ public final class RpcRdmaServer implements AutoCloseable {
             link = new VerbsLink(id, o.sendContexts(false), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
                     o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered);
             link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
+            // R (RFC 8797 §4.1): every rkey of ours may be invalidated by the peer's Send with
+            // Invalidate (only when we expose through windows); we send one when it sets R too
+            ConnectPrivate mine = new ConnectPrivate(InvalidationPromise.advertise(o.remoteInvalidation(),
+                    link.windowsOnly()), o.inlineThreshold(), o.inlineThreshold());
+            ConnectSettings s = ConnectSettings.negotiate(ConnectPrivate.decode(ev.privateData()), mine);
+            link.rkeysInvalidatableByPeer(mine.remoteInvalidation()); // ORDER: before a backward call exposes memory
             var receives = Connection.receivePool(link, link.receiveMemory(), receiveCount, o.inlineThreshold(),
                     o.receiveBatch(), stats);
             // Our backward window is the client's grant (RFC 8167 §4.1), clamped to our limit.

@@ -24,6 +24,24 @@ final class Unmarshal {
     private final Requester requester;
     private final Responder responder;
     private final RpcRdmaStats stats;
+    /** See {@link RawTap}; null on every connection but a conformance test's raw peer. */
+    private volatile RawTap rawTap;
+
+    /**
+     * What a raw peer sees (conformance tests): each message as it arrived, undecoded, and
+     * the completions of RDMA operations the test posted on the link itself. The one way
+     * to see the exact bytes a real endpoint sends on a real QP, which only the endpoints
+     * build; receives stay posted as usual.
+     */
+    interface RawTap {
+        void received(MemorySegment message);
+
+        void rdmaCompleted(int token);
+    }
+
+    void rawTap(RawTap tap) {
+        rawTap = tap;
+    }
 
     Unmarshal(Connection conn, RpcRdmaHeader rxHeader, Requester requester, Responder responder, RpcRdmaStats stats) {
         this.conn = conn;
@@ -38,6 +56,11 @@ final class Unmarshal {
      * ours to match, a call is the responder's. Returns true if the buffer was handed on.
      */
     boolean dispatch(int slot, MemorySegment buf, int length) {
+        RawTap tap = rawTap;
+        if (tap != null) {
+            tap.received(buf.asSlice(0, length));
+            return false;
+        }
         RpcRdmaHeader h = rxHeader;
         try {
             RpcRdmaDecoder.decode(buf, 0, length, h);

@@ -152,6 +152,25 @@ final class VerbsLink implements Link {
         return true;
     }
 
+    /** Whether every rkey this link exposes is a memory window's, one the peer may invalidate (R may go out). */
+    boolean windowsOnly() {
+        return hw.chunks.windowsOnly();
+    }
+
+    /**
+     * Whether our private data set R: while it did, no exposure falls back to a
+     * registration, whatever the peer set (a Linux nfsd clears R yet sends Send with
+     * Invalidate to a client that set it).
+     */
+    void rkeysInvalidatableByPeer(boolean advertised) {
+        hw.chunks.peerMayInvalidate(advertised);
+    }
+
+    @Override
+    public boolean rkeysInvalidatableByPeer() {
+        return hw.chunks.peerMayInvalidate();
+    }
+
     @Override
     public int rdmaDepth() {
         return rdmaDepth;
@@ -163,6 +182,16 @@ final class VerbsLink implements Link {
      */
     void limitRdmaDepth(int granted) {
         rdmaDepth = Math.min(rdmaDepth, Math.max(0, granted));
+    }
+
+    /** Rkeys this side exposes now (tests: none left after a call). */
+    int exposedNow() {
+        return hw.chunks.exposedNow();
+    }
+
+    /** Registered chunk-pool bytes in use now (tests: back to none after a call). */
+    long chunkBytesInUse() {
+        return hw.chunks.poolBytesInUse();
     }
 
     /** Chunk memory: a slice of the registered pool, or memory registered for this buffer alone. */

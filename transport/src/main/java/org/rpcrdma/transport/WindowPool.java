@@ -12,8 +12,9 @@ import org.rpcrdma.transport.verbs.SendBatch;
  * The type-2 memory windows of one {@link VerbsLink} (≈ the FRWR MRs of a Linux
  * {@code rpcrdma_ep}, frwr_ops.c): userspace verbs has no fast-registration work request,
  * so a window bound per RPC over chunk memory registered once is our FRWR. Each bind
- * (IBV_WR_BIND_MW) takes the window's next rkey (its 8-bit tag bumped, as
- * {@code frwr_map} bumps the MR key), so no rkey outlives its RPC (RFC 8166 §4.4, §8.1).
+ * (IBV_WR_BIND_MW) takes a new rkey for the window (its 8-bit tag drawn at random,
+ * {@link RkeyTags}, where {@code frwr_map} bumps the MR key), so no rkey outlives its RPC
+ * and none can be guessed (RFC 8166 §4.4, §8.1).
  *
  * <p>Windows are allocated on first need, up to {@code capacity}, and reused: a withdrawn
  * window goes back on the free list once its rkey is invalid. Withdrawal is a chain of
@@ -48,6 +49,7 @@ final class WindowPool {
     private final HashMap<Integer, Integer> bound = new HashMap<>();
     private final boolean[] invalidatedByPeer;
     private final SendBatch batch = new SendBatch(MAX_PER_WITHDRAWAL, 1);
+    private final RkeyTags tags = new RkeyTags();
     /** Withdrawals waiting for their LOCAL_INV: token -> windows and what runs next. */
     private final int[][] pendingWindows;
     private final int[] pendingCount;
@@ -73,6 +75,10 @@ final class WindowPool {
         this.freeTokenCount = capacity;
     }
 
+    int capacity() {
+        return windows.length;
+    }
+
     void stats(RpcRdmaStats s) {
         this.stats = s;
     }
@@ -91,7 +97,8 @@ final class WindowPool {
         batch.clear();
         // Unsignalled: a failed bind completes in error anyway and ends the link; the Send
         // that names the rkey follows on the same send queue, after the bind.
-        batch.bindWindow(WrId.pack(WrId.OP_BIND_MW, w, generation), mw, mr, address, length, access, 0);
+        batch.bindWindow(WrId.pack(WrId.OP_BIND_MW, w, generation), mw, mr, address, length, access, 0,
+                tags.renew(mw.rkey()));
         try {
             qp.postSend(batch);
         } catch (RuntimeException e) {
@@ -106,6 +113,20 @@ final class WindowPool {
             s.windowsBound.increment();
         }
         return rkey;
+    }
+
+    /**
+     * Allocates a first window now, so that the device's claim to have type-2 windows
+     * (its max_mw) is checked before the connection's private data says what our rkeys are
+     * ({@link InvalidationPromise}). False: it refused one; the link does without windows.
+     */
+    synchronized boolean probe() {
+        int w = take();
+        if (w < 0) {
+            return false;
+        }
+        free[freeCount++] = w;
+        return true;
     }
 
     private int take() {
@@ -124,6 +145,11 @@ final class WindowPool {
             return -1;
         }
         return allocated++;
+    }
+
+    /** Windows bound now (tests: exposures back to none after every call). */
+    synchronized int boundCount() {
+        return bound.size();
     }
 
     /** Whether {@code rkey} is a window's we bound and have not withdrawn. */

@@ -444,6 +444,73 @@ class ChunkTest {
         }
     }
 
+    /**
+     * RFC 8166 §3.4.5: a DDP result's XDR pad is not written into the chunk. A 1001-byte
+     * result goes into a receptacle of exactly 1001 bytes (the padded 1004 would not fit),
+     * and the pulled 1001-byte payload arrives with its pad in place.
+     */
+    @Test
+    void anOddLengthDdpResultFillsAnExactlySizedReceptacle() {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), ddpEcho())) {
+            byte[] data = pattern(1001, 7);
+            MemorySegment receptacle = MemorySegment.ofArray(new byte[1001]);
+            ReceivedMessage m = p.client().call(writeCall(0xc5, data), new DdpArgument(44, data.length), receptacle, 0)
+                    .join();
+            assertEquals(1001, m.placedBytes());
+            assertArrayEquals(data, receptacle.toArray(ValueLayout.JAVA_BYTE));
+            assertEquals(1001, Xdr.getInt(m.bytes(), 24), "the opaque's length word stays in the reply");
+            m.release();
+            assertEquals(1, p.server().stats().rdmaReads.sum(), "the payload pulled from its read chunk");
+            assertEquals(1001, p.server().stats().rdmaBytesWritten.sum(), "no pad written");
+            assertEquals(0, p.server().stats().chunkListsRefused.sum());
+            assertEquals(0, p.exposedCount());
+        }
+    }
+
+    /**
+     * A DDP payload plus the rest of the call over the inline threshold: the whole call goes
+     * in a Position-Zero Read chunk (RFC 8166 §3.5.3: the reduced call would not fit either);
+     * and a DDP result plus the rest of the reply over the threshold: the result in the
+     * write chunk and the rest through the Reply chunk (§3.5.4), both in one reply.
+     */
+    @Test
+    void aPayloadPlusAnOverThresholdRemainderTakesAPositionZeroChunkAndAReplyChunk() {
+        byte[] trailer = pattern(2000, 9);
+        CallHandler handler = call -> {
+            MemorySegment in = call.message().bytes();
+            int len = Xdr.getInt(in, 40);
+            MemorySegment data = in.asSlice(44, len);
+            MemorySegment rest = in.asSlice(44 + Xdr.roundUp(len), trailer.length);
+            MemorySegment r = MemorySegment.ofArray(new byte[28 + trailer.length]);
+            int[] w = {call.xid(), OncRpc.REPLY, OncRpc.MSG_ACCEPTED, OncRpc.AUTH_NONE, 0, OncRpc.SUCCESS, len};
+            for (int i = 0; i < w.length; i++) {
+                Xdr.putInt(r, i * 4L, w[i]);
+            }
+            MemorySegment.copy(rest, 0, r, 28, trailer.length);
+            call.reply(r, data);
+        };
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), handler)) {
+            byte[] data = pattern(5003, 11);
+            byte[] args = new byte[4 + Xdr.roundUp(data.length) + trailer.length];
+            MemorySegment a = MemorySegment.ofArray(args);
+            Xdr.putInt(a, 0, data.length);
+            MemorySegment.copy(MemorySegment.ofArray(data), 0, a, 4, data.length);
+            MemorySegment.copy(MemorySegment.ofArray(trailer), 0, a, 4 + Xdr.roundUp(data.length), trailer.length);
+            MemorySegment receptacle = MemorySegment.ofArray(new byte[8192]);
+            ReceivedMessage m = p.client().call(callMsg(0xc6, 2, args), new DdpArgument(44, data.length), receptacle,
+                    4096).join();
+            assertEquals(data.length, m.placedBytes());
+            assertArrayEquals(data, receptacle.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
+            assertEquals(28 + trailer.length, m.bytes().byteSize());
+            assertArrayEquals(trailer, m.bytes().asSlice(28).toArray(ValueLayout.JAVA_BYTE));
+            m.release();
+            assertEquals(1, p.client().stats().longCallsSent.sum(), "the call went whole in a Position-Zero chunk");
+            assertEquals(1, p.client().stats().repliesThroughReplyChunk.sum());
+            assertEquals(1, p.server().stats().replyChunksUsed.sum());
+            assertEquals(0, p.exposedCount());
+        }
+    }
+
     @Test
     void aReceptacleTheServerDoesNotUseReportsZeroPlaced() {
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), echo())) {

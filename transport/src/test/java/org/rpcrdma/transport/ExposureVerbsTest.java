@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
@@ -34,8 +35,10 @@ import org.rpcrdma.transport.wire.Xdr;
  * per RPC with a fresh rkey, withdrawn by our LOCAL_INV or by the responder's Send with
  * Invalidate (RFC 8797 §7; rxe flags it wrongly, so it is recognised by the rkey), with
  * remote invalidation on and off and a Send with Invalidate R did not ask for; the
- * registration-per-RPC fallback; and a late RDMA Read or Write with a completed call's
- * rkey failing the connection that made it, not another.
+ * registration-per-RPC fallback (with R clear) and none while R is set; an abandoned
+ * one-rkey call holding its window until its late reply while the connection goes on; and
+ * a late RDMA Read or Write with a completed call's rkey failing the connection that made
+ * it, not another.
  */
 @Tag("verbs")
 class ExposureVerbsTest {
@@ -156,39 +159,146 @@ class ExposureVerbsTest {
     /**
      * A call whose one rkey the server may invalidate by Send with Invalidate times out. Our
      * LOCAL_INV must not come before that Send: an invalidation of an rkey already invalid
-     * is an error, and Debian 6.1's rxe dereferences NULL on it (this test, before the fix,
-     * panicked the guest kernel in rxe_invalidate_mw). So the connection is disconnected
-     * first, as Linux's client does on a timeout: the late reply never arrives, and a call
-     * made with retry goes through on the next connection.
+     * is an error (Debian 6.1's rxe even dereferenced NULL on it, panicking the guest). Nor
+     * must the connection go for it: the call's window stays bound until its late reply
+     * withdraws it, and the connection serves the next call.
      */
     @Test
-    void aTimedOutCallThatTheServerMayInvalidateDisconnectsFirst() throws Exception {
+    void aTimedOutCallThatTheServerMayInvalidateKeepsItsWindowUntilTheReply() throws Exception {
         java.util.concurrent.ScheduledExecutorService later = java.util.concurrent.Executors
                 .newSingleThreadScheduledExecutor();
+        java.util.concurrent.CountDownLatch answered = new java.util.concurrent.CountDownLatch(1);
         try {
-            start(opts(), opts().withReconnectAttempts(3).withCallTimeoutMillis(500), call -> {
+            start(opts(), opts(), call -> {
                 if (call.xid() == 7) {
-                    later.schedule(() -> RemoteInvalidationTest.SMALL_REPLY.handle(call), 1500, TimeUnit.MILLISECONDS);
+                    later.schedule(() -> {
+                        RemoteInvalidationTest.SMALL_REPLY.handle(call);
+                        answered.countDown();
+                    }, 4, TimeUnit.SECONDS);
                 } else {
                     RemoteInvalidationTest.SMALL_REPLY.handle(call);
                 }
             });
-            // a first reply opens the credit window: one abandoned call then does not hold every credit
             Connection first = client.connection();
             first.call(callMsg(6, 1, new byte[16]), 0).get(30, TimeUnit.SECONDS).release();
-            CompletableFuture<ReceivedMessage> f = first.call(callMsg(7, 1, new byte[3000]), 0);
+            CompletableFuture<ReceivedMessage> f = first.call(callMsg(7, 1, new byte[3000]), 1, TimeUnit.SECONDS);
             ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS));
             assertInstanceOf(CallTimeoutException.class, e.getCause());
-            Thread.sleep(2500); // the server's late reply would have come by now
-            assertFalse(first.isOpen(), "disconnected before our LOCAL_INV");
-            assertEquals(0, server.stats().sendsWithInvalidate.sum(), "the late reply found no connection");
-            // retry: resent with its XID if the connection it went on is lost under it
-            // (its own timeout: reconnecting under TCG takes longer than the 500 ms default here)
-            client.call(callMsg(8, 1, new byte[16]), 60, TimeUnit.SECONDS, true).get(60, TimeUnit.SECONDS).release();
-            assertTrue(client.reconnects() >= 1);
+            assertTrue(answered.await(30, TimeUnit.SECONDS));
+            first.call(callMsg(8, 1, new byte[3000]), 30, TimeUnit.SECONDS).get(30, TimeUnit.SECONDS).release();
+            assertTrue(first.isOpen(), "the connection stays");
+            assertSame(first, client.connection());
+            RpcRdmaStats cs = first.stats();
+            assertEquals(2, cs.remoteInvalidations.sum(), "the late reply's and call 8's, never our LOCAL_INV first");
+            assertEquals(0, cs.localInvalidations.sum());
+            assertEquals(1, cs.lateReplies.sum());
         } finally {
             later.shutdownNow();
         }
+    }
+
+    /**
+     * Six one-rkey calls out, the server holding them; the caller cancels one. The other
+     * five are answered on the same connection; the cancelled one's late reply withdraws
+     * its window by Send with Invalidate.
+     */
+    @Test
+    void cancellingOneOfSixChunkedCallsKeepsTheOtherFive() throws Exception {
+        LinkedBlockingQueue<IncomingCall> held = new LinkedBlockingQueue<>();
+        start(opts(), opts(), call -> {
+            if (call.xid() >= 20 && call.xid() < 30) {
+                held.add(call);
+            } else {
+                RemoteInvalidationTest.SMALL_REPLY.handle(call);
+            }
+        });
+        Connection c = client.connection();
+        c.call(callMsg(1, 1, new byte[16]), 0).get(30, TimeUnit.SECONDS).release(); // opens the credit window
+        java.util.List<CompletableFuture<ReceivedMessage>> calls = new java.util.ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            calls.add(c.call(callMsg(20 + i, 1, new byte[3000]), 0));
+        }
+        java.util.List<IncomingCall> in = new java.util.ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            in.add(held.poll(30, TimeUnit.SECONDS));
+        }
+        assertTrue(calls.get(2).cancel(false));
+        assertTrue(c.isOpen(), "cancelling one call keeps the connection");
+        for (IncomingCall call : in) {
+            RemoteInvalidationTest.SMALL_REPLY.handle(call);
+        }
+        for (int i = 0; i < 6; i++) {
+            if (i != 2) {
+                calls.get(i).get(30, TimeUnit.SECONDS).release();
+            }
+        }
+        assertTrue(c.isOpen());
+        c.call(callMsg(30, 1, new byte[16]), 0).get(30, TimeUnit.SECONDS).release(); // after the late reply
+        RpcRdmaStats cs = c.stats();
+        assertEquals(6, cs.windowsBound.sum());
+        assertEquals(6, cs.remoteInvalidations.sum(), "every window withdrawn, each once, by the server's Send");
+        assertEquals(0, cs.localInvalidations.sum());
+        assertEquals(1, cs.lateReplies.sum());
+    }
+
+    /**
+     * A client without memory windows registers each exposure, and a registration cannot be
+     * invalidated by the peer's Send with Invalidate (rxe refuses anything but windows and
+     * fast-registered keys: the receive fails, the QP goes to error). So it clears R
+     * (RFC 8797 §3.2, §4.1) whatever the option says: the server answers its one-key long
+     * call with a plain Send, and the connection stays.
+     */
+    @Test
+    void aClientWithoutWindowsClearsRSoItsOneKeyCallSurvives() throws Exception {
+        start(opts(), opts().withMemoryWindows(false), RemoteInvalidationTest.SMALL_REPLY);
+        Connection c = client.connection();
+        c.call(callMsg(1, 1, new byte[3000]), 0).get(30, TimeUnit.SECONDS).release();
+        c.call(callMsg(2, 1, new byte[16]), 0).get(30, TimeUnit.SECONDS).release();
+        assertTrue(c.isOpen());
+        assertFalse(c.remoteInvalidation(), "R clear: a registration cannot be invalidated remotely");
+        assertEquals(0, server.stats().sendsWithInvalidate.sum());
+        assertEquals(1, c.stats().exposureRegistrations.sum());
+        assertEquals(0, c.stats().windowsBound.sum());
+    }
+
+    /**
+     * R negotiated and every window bound (a client of one credit has 10: five calls of two
+     * rkeys wait behind a held one): a sixth call finds none. It must not fall back to a
+     * registration the server would invalidate by Send with Invalidate; it fails at once
+     * with ChunksUnavailableException, and once windows are free again one-key calls go
+     * through on the same connection.
+     */
+    @Test
+    void withRNegotiatedACallFindingNoFreeWindowFailsInsteadOfRegistering() throws Exception {
+        LinkedBlockingQueue<IncomingCall> held = new LinkedBlockingQueue<>();
+        start(opts(), opts().withCredits(1), call -> {
+            if (call.xid() == 40) {
+                held.add(call);
+            } else {
+                RemoteInvalidationTest.SMALL_REPLY.handle(call);
+            }
+        });
+        Connection c = client.connection();
+        assertTrue(c.remoteInvalidation());
+        java.util.List<CompletableFuture<ReceivedMessage>> calls = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            calls.add(c.call(callMsg(40 + i, 1, new byte[3000]), 8000)); // two rkeys each
+        }
+        IncomingCall first = held.poll(30, TimeUnit.SECONDS);
+        CompletableFuture<ReceivedMessage> sixth = c.call(callMsg(50, 1, new byte[3000]), 0);
+        RemoteInvalidationTest.SMALL_REPLY.handle(first);
+        for (CompletableFuture<ReceivedMessage> f : calls) {
+            f.get(30, TimeUnit.SECONDS).release();
+        }
+        ExecutionException e = assertThrows(ExecutionException.class, () -> sixth.get(30, TimeUnit.SECONDS));
+        assertInstanceOf(ChunksUnavailableException.class, e.getCause());
+        c.call(callMsg(51, 1, new byte[3000]), 0).get(30, TimeUnit.SECONDS).release();
+        assertTrue(c.isOpen());
+        RpcRdmaStats cs = c.stats();
+        assertEquals(0, cs.exposureRegistrations.sum(), "never a registration while R is negotiated");
+        assertEquals(11, cs.windowsBound.sum());
+        // counted on our side: the server counts its Send after posting it, maybe after we saw the reply
+        assertEquals(1, cs.remoteInvalidations.sum(), "call 51's one window, by the server's Send");
     }
 
     /** An RDMA_MSG reply with no chunks and an empty accepted RPC reply. */

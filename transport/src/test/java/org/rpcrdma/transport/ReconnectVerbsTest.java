@@ -203,6 +203,43 @@ class ReconnectVerbsTest {
         assertArrayEquals(args, results(client.call(callMsg(0x62, 1, args)).get(30, TimeUnit.SECONDS)));
     }
 
+    /**
+     * Settings may differ on every connection (RFC 8797 §3): the server comes back with a
+     * 1 KiB inline threshold instead of 4 KiB, and a call parked meanwhile, which fitted
+     * inline before, goes as a long call (RDMA_NOMSG, Position-Zero Read chunk) on the new
+     * connection and is answered.
+     */
+    @Test
+    void aCallParkedWhileTheServerRestartsWithASmallerThresholdGoesAsALongCall() throws Exception {
+        InetAddress ip = deviceAddress();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, echo(), null);
+        int port = server.port();
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, port), OPTS.withReconnectAttempts(20));
+        assertArrayEquals(new byte[4], results(client.call(callMsg(0x90, 1, new byte[4])).get(30, TimeUnit.SECONDS)));
+        assertEquals(4096, client.connection().sendInlineThreshold());
+        Connection before = client.connection();
+
+        server.close();
+        server = null;
+        assertTrue(waitFor(() -> !before.isOpen()), "the client saw its connection go");
+        byte[] args = ChunkTest.pattern(2000, 11); // inline at 4 KiB, not at 1 KiB
+        CompletableFuture<ReceivedMessage> parked = client.call(callMsg(0x91, 1, args), 60, TimeUnit.SECONDS, true);
+        // the server comes back on the same port, taking 1 KiB Sends; it answers with the argument's length
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, port), OPTS.withInlineThreshold(1024), call -> {
+            MemorySegment r = CoreDefectsTest.acceptedReply(call.xid(), org.rpcrdma.transport.wire.OncRpc.SUCCESS, 4);
+            org.rpcrdma.transport.wire.Xdr.putInt(r, 24, (int) call.message().bytes().byteSize() - 40);
+            call.reply(r);
+        }, null);
+
+        ReceivedMessage m = parked.get(60, TimeUnit.SECONDS);
+        assertEquals(args.length, org.rpcrdma.transport.wire.Xdr.getInt(m.bytes(), 24), "the server got it whole");
+        m.release();
+        assertNotSame(before, client.connection());
+        assertEquals(1024, client.connection().sendInlineThreshold(), "the new connection's threshold");
+        assertEquals(1, client.connection().stats().longCallsSent.sum(), "sent as a long call");
+        assertTrue(client.reconnects() >= 1);
+    }
+
     static boolean waitFor(BooleanSupplier p) throws InterruptedException {
         for (int i = 0; i < 3000 && !p.getAsBoolean(); i++) {
             Thread.sleep(10);

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
 
 import java.lang.foreign.MemorySegment;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.rpcrdma.transport.wire.OncRpc;
@@ -79,32 +80,87 @@ class RemoteInvalidationTest {
     }
 
     /**
-     * A call whose one rkey the responder may invalidate is abandoned before its reply: the
-     * connection is disconnected before our LOCAL_INV (a late Send with Invalidate of an
-     * rkey already invalid is an error; on Debian 6.1 rxe a kernel panic). With R off the
-     * connection stays and the rkey is withdrawn at once.
+     * Six one-rkey calls out, the server holding them; the caller cancels one. With R the
+     * server's reply to it will invalidate its rkey by Send with Invalidate, so our
+     * withdrawal must not come first (an invalidation of an rkey already invalid fails both
+     * QPs; the in-memory pair plays that as an RNIC does): the rkey is held, the connection
+     * stays, the other five are answered, and the late reply withdraws the held rkey. With
+     * R off it is withdrawn at once.
      */
     @ParameterizedTest(name = "remote invalidation {0}")
     @ValueSource(booleans = {true, false})
-    void anAbandonedCallThePeerMayInvalidateDisconnectsFirst(boolean on) {
+    void cancellingOneOfSixChunkedCallsKeepsTheConnectionAndItsOtherCalls(boolean on) {
         java.util.List<IncomingCall> held = new java.util.ArrayList<>();
         RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withRemoteInvalidation(on)
                 .withReconnectAttempts(0);
-        CallHandler holdNine = call -> {
-            if (call.xid() == 9) {
+        CallHandler holdFromTwenty = call -> {
+            if (call.xid() >= 20 && call.xid() < 30) {
                 held.add(call);
             } else {
                 SMALL_REPLY.handle(call);
             }
         };
-        try (InMemoryPair p = InMemoryPair.open(o, holdNine)) {
-            // a first reply opens the credit window: one abandoned call then does not hold every credit
-            p.client().call(callMsg(8, 1, new byte[16]), 0).join().release();
-            java.util.concurrent.CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(9, 1, new byte[3000]), 0);
-            assertEquals(1, held.size(), "the server pulled the call");
+        try (InMemoryPair p = InMemoryPair.open(o, holdFromTwenty)) {
+            // a first reply opens the credit window (RFC 8166 §3.3: a new connection's is 1)
+            p.client().call(callMsg(1, 1, new byte[16]), 0).join().release();
+            java.util.List<java.util.concurrent.CompletableFuture<ReceivedMessage>> calls = new java.util.ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                calls.add(p.client().call(callMsg(20 + i, 1, new byte[3000]), 0));
+            }
+            assertEquals(6, held.size(), "the server pulled every call");
+            assertTrue(calls.get(2).cancel(false));
+            assertTrue(p.client().isOpen(), "cancelling one call keeps the connection");
+            assertEquals(on ? 6 : 5, p.exposedCount(), "with R the cancelled call's rkey is held for its reply");
+            for (IncomingCall call : held) {
+                SMALL_REPLY.handle(call);
+            }
+            for (int i = 0; i < 6; i++) {
+                if (i != 2) {
+                    calls.get(i).join().release();
+                }
+            }
+            assertTrue(p.client().isOpen() && p.server().isOpen());
+            assertEquals(0, p.exposedCount(), "every rkey withdrawn, the held one by its late reply");
+            RpcRdmaStats cs = p.client().stats();
+            assertEquals(1, cs.lateReplies.sum());
+            assertEquals(on ? 6 : 0, cs.remoteInvalidations.sum());
+            assertEquals(on ? 0 : 6, cs.localInvalidations.sum());
+            assertEquals(0, p.client().heldReceives(), "no receive buffer kept by the late reply");
+            p.client().call(callMsg(30, 1, new byte[3000]), 0).join().release();
+        }
+    }
+
+    /**
+     * An rkey held for a cancelled call's reply goes with the connection if that reply
+     * never comes, and so does the use of the registered buffer it exposed in place.
+     */
+    @Test
+    void anRkeyHeldForALateReplyGoesWithTheConnection() {
+        java.util.List<IncomingCall> held = new java.util.ArrayList<>();
+        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withReconnectAttempts(0);
+        CallHandler holdForty = call -> {
+            if (call.xid() == 40) {
+                held.add(call);
+            } else {
+                SMALL_REPLY.handle(call);
+            }
+        };
+        try (InMemoryPair p = InMemoryPair.open(o, holdForty)) {
+            p.client().call(callMsg(1, 1, new byte[16]), 0).join().release(); // opens the credit window
+            RegisteredBuffer buf = p.allocateRegistered(4096);
+            MemorySegment call = callMsg(40, 1, new byte[3000]);
+            MemorySegment.copy(call, 0, buf.segment(), 0, call.byteSize());
+            java.util.concurrent.CompletableFuture<ReceivedMessage> f = p.client().call(
+                    buf.segment().asSlice(0, call.byteSize()), 0);
+            assertEquals(1, held.size());
+            assertEquals(1, p.client().stats().zeroCopyExposures.sum(), "exposed in place");
             f.cancel(false);
-            assertEquals(!on, p.client().isOpen());
-            assertEquals(0, p.exposedCount());
+            assertEquals(1, p.exposedCount(), "held for the reply");
+            p.client().close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
+            assertEquals(0, p.exposedCount(), "withdrawn with the connection");
+            assertFalse(buf.inUse(), "no use of the buffer left behind");
+            buf.close();
+            assertFalse(buf.segment().scope().isAlive(), "so closing it frees it");
         }
     }
 }

@@ -88,6 +88,17 @@ public interface Link {
     }
 
     /**
+     * Whether we set R in our private data (RFC 8797 §4.1), so that the peer may invalidate
+     * an rkey of ours by Send with Invalidate even where R was not negotiated: Linux's nfsd
+     * clears R in its own private data yet sends them when the client sets R. An rkey the
+     * peer may so invalidate must stay valid until its reply (our LOCAL_INV first would
+     * make the peer's invalidation fail the connection).
+     */
+    default boolean rkeysInvalidatableByPeer() {
+        return false;
+    }
+
+    /**
      * Withdraws the rkeys {@code rkeys[0, count)} from {@link #expose} (unknown ones are
      * ignored: idempotent) and runs {@code then} once the peer can use none of them: at
      * once (a deregistration, a window the peer's Send with Invalidate already withdrew,

@@ -200,8 +200,20 @@ public final class SendBatch implements AutoCloseable {
      * The window reports that rkey once the batch is posted.
      */
     public int bindWindow(long wrId, MemoryWindow mw, MemoryRegion mr, long address, long length, int access, int flags) {
+        return bindWindow(wrId, mw, mr, address, length, access, flags, mw.nextRkey());
+    }
+
+    /**
+     * As {@link #bindWindow(long, MemoryWindow, MemoryRegion, long, long, int, int)}, under
+     * {@code rkey}: the window's own with another 8-bit tag (a type-2 bind keeps the index).
+     */
+    public int bindWindow(long wrId, MemoryWindow mw, MemoryRegion mr, long address, long length, int access, int flags,
+            int rkey) {
+        if ((rkey & ~0xff) != (mw.rkey() & ~0xff)) {
+            throw new IllegalArgumentException("rkey 0x" + Integer.toHexString(rkey) + " is not window 0x"
+                    + Integer.toHexString(mw.rkey()) + "'s index with another tag");
+        }
         long base = add(wrId, IbVerbs.IBV_WR_BIND_MW(), flags);
-        int rkey = mw.nextRkey();
         wrs.set(ValueLayout.ADDRESS, base + BIND_MW_MW, mw.handle());
         wrs.set(ValueLayout.JAVA_INT, base + BIND_MW_RKEY, rkey);
         wrs.set(ValueLayout.ADDRESS, base + BIND_INFO_MR, mr.handle());

@@ -1,0 +1,120 @@
+package org.rpcrdma.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.rpcrdma.transport.core.ChunkBuffer;
+
+/**
+ * The far end of a conformance session: a {@link Connection} of a real endpoint (or of an
+ * {@link InMemoryPair}) turned into a raw peer. It sends bytes exactly as built, sees the
+ * exact bytes our endpoint sends, exposes its own memory for chunks, and posts RDMA Reads
+ * and Writes on our endpoint's memory as a responder would; it interprets nothing itself.
+ */
+final class RawPeer implements Unmarshal.RawTap {
+    /** A region of the raw peer's memory exposed to our endpoint under {@code rkey}. */
+    record Chunk(ChunkBuffer buffer, int rkey, long address, int length) {
+        byte[] bytes() {
+            return buffer.segment().asSlice(0, length).toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    final Connection conn;
+    private final boolean rdmaCompletesInline;
+    private final LinkedBlockingQueue<byte[]> inbox = new LinkedBlockingQueue<>();
+    private final LinkedBlockingQueue<Integer> rdmaDone = new LinkedBlockingQueue<>();
+    private final List<Chunk> exposed = new ArrayList<>();
+    private int nextToken;
+
+    /**
+     * @param rdmaCompletesInline the link copies an RDMA Read or Write when it is posted
+     *                            (in memory): its completion need not be awaited
+     */
+    RawPeer(Connection conn, boolean rdmaCompletesInline) {
+        this.conn = conn;
+        this.rdmaCompletesInline = rdmaCompletesInline;
+        conn.playRawPeer(this);
+    }
+
+    @Override
+    public void received(MemorySegment message) {
+        inbox.add(message.toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    @Override
+    public void rdmaCompleted(int token) {
+        rdmaDone.add(token);
+    }
+
+    void send(byte[] message) {
+        conn.postRaw(MemorySegment.ofArray(message));
+    }
+
+    /** The next message our endpoint sent, or null after {@code ms}. */
+    byte[] next(long ms) throws InterruptedException {
+        return inbox.poll(ms, TimeUnit.MILLISECONDS);
+    }
+
+    /** Messages received and not taken yet (discarded). */
+    List<byte[]> drain() {
+        List<byte[]> l = new ArrayList<>();
+        inbox.drainTo(l);
+        return l;
+    }
+
+    /** Exposes {@code content} (then {@code spare} bytes of 0xEE) to our endpoint's Reads, or Writes if writable. */
+    Chunk expose(byte[] content, int spare, boolean writable) {
+        int len = content.length + spare;
+        ChunkBuffer b = conn.link().allocateChunk(len);
+        MemorySegment s = b.segment();
+        s.asSlice(0, len).fill((byte) 0xEE);
+        MemorySegment.copy(MemorySegment.ofArray(content), 0, s, 0, content.length);
+        int rkey = conn.link().expose(b, 0, len, writable);
+        Chunk c = new Chunk(b, rkey, s.address(), len);
+        exposed.add(c);
+        return c;
+    }
+
+    /** Withdraws every exposure of this row and frees its memory. */
+    void withdrawAll() {
+        for (Chunk c : exposed) {
+            conn.link().withdraw(new int[] {c.rkey()}, 1, () -> c.buffer().release());
+        }
+        exposed.clear();
+    }
+
+    /** RDMA Write of {@code data} to our endpoint's memory (rkey, address); no need to wait before the Send that follows. */
+    void write(int rkey, long address, byte[] data) throws InterruptedException {
+        rdma(true, rkey, address, data.length, data);
+    }
+
+    /** RDMA Read of {@code length} bytes of our endpoint's memory. */
+    byte[] read(int rkey, long address, int length) throws InterruptedException {
+        return rdma(false, rkey, address, length, null);
+    }
+
+    private byte[] rdma(boolean write, int rkey, long address, int length, byte[] data) throws InterruptedException {
+        ChunkBuffer local = conn.link().allocateChunk(Math.max(1, length));
+        try {
+            int token = nextToken++ & 0x3;
+            if (write) {
+                MemorySegment.copy(MemorySegment.ofArray(data), 0, local.segment(), 0, length);
+                conn.link().postWrite(token, local, 0, length, rkey, address);
+            } else {
+                conn.link().postRead(token, local, 0, length, rkey, address);
+            }
+            if (!rdmaCompletesInline) {
+                Integer done = rdmaDone.poll(15, TimeUnit.SECONDS);
+                if (done == null) {
+                    return null;
+                }
+            }
+            return local.segment().asSlice(0, length).toArray(ValueLayout.JAVA_BYTE);
+        } finally {
+            local.release(); // copied (in memory) or completed (verbs) by now
+        }
+    }
+}
