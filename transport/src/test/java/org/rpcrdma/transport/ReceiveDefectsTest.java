@@ -1,0 +1,237 @@
+package org.rpcrdma.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.results;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.rpcrdma.transport.wire.OncRpc;
+import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.transport.wire.RpcRdmaHeader;
+import org.rpcrdma.transport.wire.WriteList;
+import org.rpcrdma.transport.wire.Xdr;
+
+/**
+ * The receive side against what deployed peers send and what careless handlers do, over
+ * {@link InMemoryPair}: write lists returned empty or echoed (implementation-experience
+ * draft §3.8), handlers that throw an {@link Error}, malformed messages carrying the other
+ * direction's XID (RFC 8167 §2.4.1), a stale release of an immediate handler's message,
+ * the counting of callback replies and of RDMA_NOMSG's credit value, and RDMA_NOMSG calls
+ * with read chunks beside the Position-Zero Read chunk (§3.4.1). Each test asserts the
+ * outcome the right caller sees, that the other direction is unaffected, and that credits,
+ * receive buffers and rkeys are back to their initial values.
+ */
+@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class ReceiveDefectsTest {
+    /** Backward credits keep receives posted on the client for answers to messages posted by hand. */
+    private static final RpcRdmaOptions RAW = RpcRdmaOptions.defaults().withBackwardCredits(8);
+
+    private static RpcRdmaHeader header(int xid, int proc) {
+        return new RpcRdmaHeader(64, 8, 64, 8).clear().xid(xid).credit(4).proc(proc);
+    }
+
+    private static MemorySegment words(int... w) {
+        MemorySegment m = MemorySegment.ofArray(new byte[w.length * 4]);
+        for (int i = 0; i < w.length; i++) {
+            Xdr.putInt(m, i * 4L, w[i]);
+        }
+        return m;
+    }
+
+    private static MemorySegment cat(MemorySegment a, MemorySegment b) {
+        MemorySegment m = MemorySegment.ofArray(new byte[(int) (a.byteSize() + b.byteSize())]);
+        MemorySegment.copy(a, 0, m, 0, a.byteSize());
+        MemorySegment.copy(b, 0, m, a.byteSize(), b.byteSize());
+        return m;
+    }
+
+    /** An accepted reply {xid, REPLY, MSG_ACCEPTED, AUTH_NONE/0, acceptStat} and then {@code body}. */
+    private static MemorySegment reply(int xid, int acceptStat, int... body) {
+        int[] w = new int[6 + body.length];
+        int[] head = {xid, OncRpc.REPLY, OncRpc.MSG_ACCEPTED, OncRpc.AUTH_NONE, 0, acceptStat};
+        System.arraycopy(head, 0, w, 0, 6);
+        System.arraycopy(body, 0, w, 6, body.length);
+        return words(w);
+    }
+
+    private static byte[] filled(int n, int b) {
+        byte[] a = new byte[n];
+        Arrays.fill(a, (byte) b);
+        return a;
+    }
+
+    /**
+     * Resources of both sides back where a quiet pair has them (a reply sent from another
+     * thread reaches the caller before that thread gives the call's buffer back: waited for).
+     */
+    private static void quiet(InMemoryPair p) {
+        CoreDefectsTest.await(() -> p.server().heldReceives() == 0 && p.client().heldReceives() == 0, 5_000);
+        assertEquals(0, p.client().outstandingCalls(), "client: calls outstanding");
+        assertEquals(0, p.server().outstandingCalls(), "server: backward calls outstanding");
+        assertEquals(0, p.client().peerOutstandingCalls(), "client: backward calls unanswered");
+        assertEquals(0, p.server().peerOutstandingCalls(), "server: forward calls unanswered");
+        assertEquals(0, p.client().heldReceives(), "client: receive buffers held");
+        assertEquals(0, p.server().heldReceives(), "server: receive buffers held");
+        assertEquals(0, p.exposedCount(), "rkeys exposed");
+        assertTrue(p.client().isOpen() && p.server().isOpen(), "both sides open");
+    }
+
+    private static ReceivedMessage get(CompletableFuture<ReceivedMessage> f) throws Exception {
+        try {
+            return f.get(5, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw new AssertionError("the call failed: " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new AssertionError("no reply within 5 s", e);
+        }
+    }
+
+    // ---- write lists returned empty or echoed (implementation-experience draft §3.8) ----
+
+    /** A handler that answers call 1 with {@code payload} as a DDP result and keeps the others. */
+    private static CallHandler placeFirstHoldRest(byte[] payload, List<IncomingCall> held) {
+        return c -> {
+            if (c.xid() == 1) {
+                MemorySegment r = reply(1, OncRpc.SUCCESS, payload.length);
+                c.reply(r, MemorySegment.ofArray(payload));
+            } else {
+                held.add(c);
+            }
+        };
+    }
+
+    // ---- a handler that throws an Error ----
+
+    private static final CallHandler THROWS_ASSERTION_ERROR = c -> {
+        if (c.xid() == 0x30) {
+            throw new AssertionError("test: a handler's assertion failed");
+        }
+        echo().handle(c);
+    };
+
+    /** The first call's reply must be SYSTEM_ERR, the second an echo; the pair must stay quiet and open. */
+    private static void answeredSystemErrThenServes(InMemoryPair p) throws Exception {
+        CompletableFuture<ReceivedMessage> f;
+        try {
+            f = p.client().call(callMsg(0x30, 1, new byte[4]), 5, TimeUnit.SECONDS);
+        } catch (Throwable t) {
+            throw new AssertionError("the call threw what the server's handler threw: " + t, t);
+        }
+        ReceivedMessage m = get(f);
+        assertEquals(OncRpc.SYSTEM_ERR, Xdr.getInt(m.bytes(), 20), "answered SYSTEM_ERR for the handler");
+        m.release();
+        assertArrayEquals(new byte[] {1, 2, 3}, results(get(p.client().call(callMsg(0x31, 1, new byte[] {1, 2, 3}),
+                5, TimeUnit.SECONDS))));
+        assertEquals(1, p.server().stats().handlerFailures.sum());
+        quiet(p);
+    }
+
+    @Test
+    void aHandlerThatThrowsAnErrorIsAnsweredSystemErrAndTheConnectionServesOn() throws Exception {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), THROWS_ASSERTION_ERROR)) {
+            answeredSystemErrThenServes(p);
+        }
+    }
+
+    @Test
+    void anImmediateHandlerThatThrowsAnErrorIsAnsweredSystemErrAndTheConnectionServesOn() throws Exception {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(),
+                CallHandler.immediate(THROWS_ASSERTION_ERROR))) {
+            answeredSystemErrThenServes(p);
+        }
+    }
+
+    @Test
+    void aHandlerOnAnExecutorThatThrowsAnErrorIsAnsweredSystemErr() throws Exception {
+        ExecutorService exec = Executors.newSingleThreadExecutor();
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(),
+                CallHandler.onExecutor(exec, THROWS_ASSERTION_ERROR))) {
+            answeredSystemErrThenServes(p);
+        } finally {
+            exec.shutdownNow();
+        }
+    }
+
+    @Test
+    void aHandlerThatThrowsAVirtualMachineErrorFailsTheConnectionCleanly() throws Exception {
+        CallHandler oom = c -> {
+            throw new OutOfMemoryError("test: the VM is in trouble");
+        };
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), oom)) {
+            CompletableFuture<ReceivedMessage> f;
+            try {
+                f = p.client().call(callMsg(0x32, 1, new byte[4]), 5, TimeUnit.SECONDS);
+            } catch (Throwable t) {
+                throw new AssertionError("the call threw what the server's handler threw: " + t, t);
+            }
+            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> f.get(5, TimeUnit.SECONDS));
+            assertInstanceOf(ConnectionLostException.class, e.getCause());
+            assertFalse(p.server().isOpen(), "the server's connection failed");
+            assertFalse(p.client().isOpen());
+            assertEquals(0, p.client().outstandingCalls());
+        }
+    }
+
+    @Test
+    void aReplyCallbackThatThrowsAnErrorLeavesTheConnectionServing() throws Exception {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), echo())) {
+            CompletableFuture<Void> ran = new CompletableFuture<>();
+            try {
+                p.client().call(callMsg(0x33, 1, new byte[] {1}), new ReplyCallback() {
+                    @Override
+                    public void onReply(MemorySegment reply) {
+                        ran.complete(null);
+                        throw new AssertionError("test: a callback's assertion failed");
+                    }
+
+                    @Override
+                    public void onFailure(Throwable cause) {
+                        ran.completeExceptionally(cause);
+                    }
+                });
+            } catch (Throwable t) {
+                throw new AssertionError("the call threw what its callback threw: " + t, t);
+            }
+            ran.get(5, TimeUnit.SECONDS);
+            assertArrayEquals(new byte[] {2}, results(get(p.client().call(callMsg(0x34, 1, new byte[] {2}),
+                    5, TimeUnit.SECONDS))));
+            quiet(p);
+        }
+    }
+
+    // ---- malformed messages carrying the other direction's XID (RFC 8167 §2.4.1) ----
+
+    /** RDMA_MSG with a misaligned read position (RFC 8166 §3.4.5) and an inline RPC CALL of {@code xid}. */
+    private static MemorySegment malformedCall(int xid) {
+        MemorySegment fixed = words(xid, 1, 4, RpcRdma.RDMA_MSG, 1, 42, 0x1234, 4, 0, 0x1000, 0, 0, 0);
+        return cat(fixed, callMsg(xid, 1, new byte[4]));
+    }
+
+    // ---- a stale release of an immediate handler's message ----
+
+    // ---- counting ----
+
+    // ---- RDMA_NOMSG calls with read chunks beside the Position-Zero Read chunk (§3.4.1) ----
+
+}
