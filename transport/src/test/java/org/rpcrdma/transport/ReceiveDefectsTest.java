@@ -230,6 +230,48 @@ class ReceiveDefectsTest {
 
     // ---- a stale release of an immediate handler's message ----
 
+    @Test
+    void aStaleReleaseOfAnImmediateHandlersMessageThrowsAndFreesNothing() throws Exception {
+        AtomicReference<ReceivedMessage> kept = new AtomicReference<>();
+        AtomicReference<Throwable> staleDuring = new AtomicReference<>();
+        CallHandler h = c -> {
+            if (c.xid() == 0x50) {
+                kept.set(c.message()); // kept past the handler, against the contract
+            } else {
+                Thread t = new Thread(() -> {
+                    try {
+                        kept.get().release();
+                    } catch (Throwable e) {
+                        staleDuring.set(e);
+                    }
+                });
+                t.start();
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    throw new RuntimeException(e);
+                }
+            }
+            echo().handle(c);
+        };
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), CallHandler.immediate(h))) {
+            results(get(p.client().call(callMsg(0x50, 1, new byte[] {1}))));
+            assertArrayEquals(new byte[] {7, 7}, results(get(p.client().call(callMsg(0x51, 1, new byte[] {7, 7})))),
+                    "the second call's handler read its own message");
+            assertInstanceOf(IllegalStateException.class, staleDuring.get(),
+                    "a release from another thread during the next call's dispatch");
+            Throwable after = null;
+            try {
+                CompletableFuture.runAsync(() -> kept.get().release()).get(5, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                after = e.getCause();
+            }
+            assertInstanceOf(IllegalStateException.class, after, "a release from another thread after the handler");
+            assertEquals(0, p.server().stats().handlerFailures.sum());
+            quiet(p);
+        }
+    }
+
     // ---- counting ----
 
     // ---- RDMA_NOMSG calls with read chunks beside the Position-Zero Read chunk (§3.4.1) ----
