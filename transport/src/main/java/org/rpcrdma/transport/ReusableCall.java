@@ -102,8 +102,9 @@ final class ReusableCall extends OutgoingCall {
         } catch (Throwable e) {
             LOG.log(Level.WARNING, "reply callback threw for call 0x" + Integer.toHexString(xid), e);
         }
+        conn.releaseReceive(slot); // read: the buffer goes back now; true below means delivered, not late
         recycle();
-        return false; // read: the buffer goes back now
+        return true;
     }
 
     @Override

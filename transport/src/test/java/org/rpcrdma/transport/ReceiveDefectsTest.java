@@ -274,6 +274,27 @@ class ReceiveDefectsTest {
 
     // ---- counting ----
 
+    @Test
+    void aCallbackReplyIsNotCountedAsLate() throws Exception {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), echo())) {
+            CompletableFuture<byte[]> got = new CompletableFuture<>();
+            p.client().call(callMsg(0x60, 1, new byte[] {4, 5}), new ReplyCallback() {
+                @Override
+                public void onReply(MemorySegment reply) {
+                    got.complete(reply.asSlice(24).toArray(ValueLayout.JAVA_BYTE));
+                }
+
+                @Override
+                public void onFailure(Throwable cause) {
+                    got.completeExceptionally(cause);
+                }
+            });
+            assertArrayEquals(new byte[] {4, 5}, got.get(5, TimeUnit.SECONDS));
+            assertEquals(0, p.client().stats().lateReplies.sum(), "a reply its callback read counted as late");
+            quiet(p);
+        }
+    }
+
     // ---- RDMA_NOMSG calls with read chunks beside the Position-Zero Read chunk (§3.4.1) ----
 
 }
