@@ -228,6 +228,60 @@ class ReceiveDefectsTest {
         return cat(fixed, callMsg(xid, 1, new byte[4]));
     }
 
+    @Test
+    void aMalformedForwardCallWithTheXidOfABackwardCallIsAnsweredAndLeavesThatCallAlone() throws Exception {
+        ConcurrentLinkedQueue<IncomingCall> backward = new ConcurrentLinkedQueue<>();
+        try (InMemoryPair p = InMemoryPair.open(RAW, echo())) {
+            p.client().enableBackchannel(backward::add).get(5, TimeUnit.SECONDS);
+            CompletableFuture<ReceivedMessage> b = p.server().call(callMsg(0x40, 7, new byte[] {9}));
+            assertEquals(1, backward.size());
+            p.client().postRaw(malformedCall(0x40));
+            assertFalse(b.isDone(), "the backward call was failed by a malformed forward call");
+            assertEquals(1, p.server().stats().errChunkSent.sum(), "the forward requester was answered RDMA_ERROR");
+            assertEquals(1, p.client().stats().rdmaErrorsReceived.sum());
+            backward.poll().reply(reply(0x40, OncRpc.SUCCESS, 9));
+            ReceivedMessage m = get(b);
+            assertEquals(9, Xdr.getInt(m.bytes(), 24));
+            m.release();
+            quiet(p);
+        }
+    }
+
+    @Test
+    void aMalformedBackwardCallWithTheXidOfAForwardCallIsAnsweredAndLeavesThatCallAlone() throws Exception {
+        List<IncomingCall> held = new ArrayList<>();
+        try (InMemoryPair p = InMemoryPair.open(RAW, held::add)) {
+            p.client().enableBackchannel(echo()).get(5, TimeUnit.SECONDS);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x41, 1, new byte[0]));
+            assertEquals(1, held.size());
+            p.server().postRaw(malformedCall(0x41));
+            assertFalse(f.isDone(), "the forward call was failed by a malformed backward call");
+            assertEquals(1, p.client().stats().errChunkSent.sum(), "the backward requester was answered RDMA_ERROR");
+            assertEquals(1, p.server().stats().rdmaErrorsReceived.sum());
+            held.get(0).reply(reply(0x41, OncRpc.SUCCESS));
+            get(f).release();
+            quiet(p);
+        }
+    }
+
+    @Test
+    void anRdmaNomsgReplyMatchingNoCallIsDroppedNotAnsweredWithRdmaError() throws Exception {
+        List<IncomingCall> held = new ArrayList<>();
+        try (InMemoryPair p = InMemoryPair.open(RAW, held::add)) {
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x42, 1, new byte[0]));
+            RpcRdmaHeader h = header(0x42, RpcRdma.RDMA_NOMSG).hasReplyChunk(true);
+            h.replyChunk().add(0x777, 64, 0x10000);
+            p.client().postRaw(ChunkTest.raw(h, null)); // a "reply" to a backward call the server never made
+            assertEquals(0, p.server().stats().errChunkSent.sum(), "a requester answered a reply with RDMA_ERROR");
+            assertFalse(f.isDone(), "the client's own call was failed by the server's RDMA_ERROR");
+            assertEquals(1, p.server().stats().unmatchedBackwardReplies.sum());
+            held.get(0).reply(reply(0x42, OncRpc.SUCCESS));
+            get(f).release();
+            assertEquals(RAW.ownCalls(true), p.client().ownCallWindow(), "the client's window is the server's grant");
+            quiet(p);
+        }
+    }
+
     // ---- a stale release of an immediate handler's message ----
 
     @Test
@@ -291,6 +345,30 @@ class ReceiveDefectsTest {
             });
             assertArrayEquals(new byte[] {4, 5}, got.get(5, TimeUnit.SECONDS));
             assertEquals(0, p.client().stats().lateReplies.sum(), "a reply its callback read counted as late");
+            quiet(p);
+        }
+    }
+
+    @Test
+    void anRdmaNomsgRepliesCreditIsAGrantAndCountedAsNoneIgnored() throws Exception {
+        CallHandler big = c -> {
+            MemorySegment r = MemorySegment.ofArray(new byte[3000]);
+            MemorySegment.copy(reply(c.xid(), OncRpc.SUCCESS), 0, r, 0, 24);
+            c.reply(r);
+        };
+        try (InMemoryPair p = InMemoryPair.open(RAW.withInlineThreshold(1024), big)) {
+            assertEquals(1, p.client().ownCallWindow(), "a new connection's window");
+            ReceivedMessage m = get(p.client().call(callMsg(0x61, 1, new byte[0]), 4096));
+            assertEquals(3000, m.bytes().byteSize());
+            m.release();
+            assertEquals(1, p.client().stats().repliesThroughReplyChunk.sum());
+            assertEquals(RAW.ownCalls(true), p.client().ownCallWindow(),
+                    "an RDMA_NOMSG reply's rdma_credit is the responder's grant (RFC 8166 §3.3.3)");
+            assertEquals(0, p.client().stats().creditsIgnored.sum(), "a credit value used as a grant counted as ignored");
+            // RDMA_DONE tells no direction (it carries no RPC message): its credit value is ignored
+            p.server().postRaw(words(0x62, 1, 1, RpcRdma.RDMA_DONE));
+            assertEquals(RAW.ownCalls(true), p.client().ownCallWindow());
+            assertEquals(1, p.client().stats().creditsIgnored.sum());
             quiet(p);
         }
     }
