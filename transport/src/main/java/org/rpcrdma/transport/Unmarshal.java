@@ -8,6 +8,7 @@ import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaDecoder;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.RpcRdmaProtocolException;
+import org.rpcrdma.transport.wire.RpcReplyHeader;
 
 /**
  * What arrives on a connection, decoded and sent the right way (≈ the decode half of Linux
@@ -130,8 +131,11 @@ final class Unmarshal {
                 malformedReply(c, e.getMessage());
                 return false;
             }
-            ReceivedMessage m = new ReceivedMessage(conn.messageView(slot, h.messageOffset(), h.messageLength()),
-                    conn, slot, x.offersWriteChunk() ? placed : -1);
+            MemorySegment view = conn.messageView(slot, h.messageOffset(), h.messageLength());
+            if (placed > 0 && !RpcReplyHeader.mayCarryResults(view)) {
+                placed = 0; // lengths returned with no results at all (an echoed chunk): no result was placed
+            }
+            ReceivedMessage m = new ReceivedMessage(view, conn, slot, x.offersWriteChunk() ? placed : -1);
             x.finish(-1, placed, done -> {
                 if (done == null || !c.deliver(m)) {
                     stats.lateReplies.increment(); // abandoned meanwhile

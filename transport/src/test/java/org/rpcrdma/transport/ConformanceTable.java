@@ -53,8 +53,6 @@ final class ConformanceTable {
 
     /** Divergences from the texts known today, each with its reason. */
     static final List<Divergence> DIVERGENCES = List.of(
-            new Divergence("req-write-chunk-zero-segments", BOTH,
-                    "empty/zero-segment write chunk in a reply rejected: fixed on branch s9-receive"),
             new Divergence("srv-nomsg-position-zero-plus-read-chunk", BOTH,
                     "RDMA_NOMSG call with read chunks beside Position-Zero refused with ERR_CHUNK: fixed on branch"
                             + " s9-receive"),

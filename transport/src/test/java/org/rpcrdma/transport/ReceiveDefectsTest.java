@@ -45,6 +45,12 @@ import org.rpcrdma.transport.wire.Xdr;
 class ReceiveDefectsTest {
     /** Backward credits keep receives posted on the client for answers to messages posted by hand. */
     private static final RpcRdmaOptions RAW = RpcRdmaOptions.defaults().withBackwardCredits(8);
+    /**
+     * For tests that answer a held call after a reply posted by hand: without R its answer is
+     * a plain Send, not a Send with Invalidate of the rkey the client withdrew at the first
+     * reply (a remote invalid request that ends the connection).
+     */
+    private static final RpcRdmaOptions RAW_NO_R = RAW.withRemoteInvalidation(false);
 
     private static RpcRdmaHeader header(int xid, int proc) {
         return new RpcRdmaHeader(64, 8, 64, 8).clear().xid(xid).credit(4).proc(proc);
@@ -118,6 +124,76 @@ class ReceiveDefectsTest {
                 held.add(c);
             }
         };
+    }
+
+    @Test
+    void aZeroSegmentWriteChunkInAReplyDeliversTheReplyWithNothingPlaced() throws Exception {
+        List<IncomingCall> held = new ArrayList<>();
+        try (InMemoryPair p = InMemoryPair.open(RAW_NO_R, held::add)) {
+            MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x20, 1, new byte[0]), null, receptacle, 0);
+            assertEquals(1, held.size());
+            // the reply of a failed NFS READ as one deployed server sends it: a write chunk of no segments
+            MemorySegment fixed = words(0x20, 1, 8, RpcRdma.RDMA_MSG, 0, 1, 0, 0, 0);
+            p.server().postRaw(cat(fixed, reply(0x20, OncRpc.SUCCESS, 5 /* NFS3ERR_IO */)));
+            ReceivedMessage m = get(f);
+            assertEquals(0, m.placedBytes(), "nothing was placed");
+            assertEquals(5, Xdr.getInt(m.bytes(), 24), "the upper layer's error status reaches the caller");
+            m.release();
+            assertArrayEquals(filled(64, 0x55), receptacle.toArray(ValueLayout.JAVA_BYTE), "receptacle untouched");
+            assertEquals(0, p.client().stats().malformedReplies.sum());
+            held.get(0).reply(reply(0x20, OncRpc.SUCCESS)); // the server's call is answered too (a stray reply)
+            quiet(p);
+        }
+    }
+
+    @Test
+    void anEchoedWriteChunkNeverFillsTheReceptacleWithMemoryTheResponderDidNotWrite() throws Exception {
+        List<IncomingCall> held = new ArrayList<>();
+        byte[] secret = filled(64, 0x3c);
+        try (InMemoryPair p = InMemoryPair.open(RAW_NO_R, placeFirstHoldRest(secret, held))) {
+            // an earlier call leaves its DDP result in the client's chunk memory
+            MemorySegment first = MemorySegment.ofArray(new byte[64]);
+            ReceivedMessage m = get(p.client().call(callMsg(1, 1, new byte[0]), null, first, 0));
+            assertEquals(64, m.placedBytes());
+            m.release();
+            // the next call's receptacle goes through the same chunk memory; its reply echoes
+            // the offered write chunk (full lengths) without writing a byte, as deployed servers do
+            MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(2, 1, new byte[0]), null, receptacle, 0);
+            WriteList offered = ((OutgoingCall) f).exposure().header().writeList();
+            RpcRdmaHeader h = header(2, RpcRdma.RDMA_MSG);
+            h.writeList().beginChunk();
+            h.writeList().addSegment(offered.handle(0, 0), offered.length(0, 0), offered.offset(0, 0));
+            p.server().postRaw(ChunkTest.raw(h, reply(2, OncRpc.SUCCESS, 5)));
+            m = get(f);
+            m.release();
+            assertArrayEquals(filled(64, 0x55), receptacle.toArray(ValueLayout.JAVA_BYTE),
+                    "the receptacle holds bytes the responder never wrote (another call's chunk memory)");
+            held.get(0).reply(reply(2, OncRpc.SUCCESS));
+            quiet(p);
+        }
+    }
+
+    @Test
+    void anEchoedWriteChunkInAReplyWithoutResultsPlacesNothing() throws Exception {
+        List<IncomingCall> held = new ArrayList<>();
+        try (InMemoryPair p = InMemoryPair.open(RAW_NO_R, held::add)) {
+            MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(3, 1, new byte[0]), null, receptacle, 0);
+            WriteList offered = ((OutgoingCall) f).exposure().header().writeList();
+            RpcRdmaHeader h = header(3, RpcRdma.RDMA_MSG);
+            h.writeList().beginChunk();
+            h.writeList().addSegment(offered.handle(0, 0), offered.length(0, 0), offered.offset(0, 0));
+            // SYSTEM_ERR: an accepted reply with no results (RFC 5531 §9), so no DDP result either
+            p.server().postRaw(ChunkTest.raw(h, reply(3, OncRpc.SYSTEM_ERR)));
+            ReceivedMessage m = get(f);
+            assertEquals(0, m.placedBytes(), "a reply without results placed no result");
+            m.release();
+            assertArrayEquals(filled(64, 0x55), receptacle.toArray(ValueLayout.JAVA_BYTE));
+            held.get(0).reply(reply(3, OncRpc.SUCCESS));
+            quiet(p);
+        }
     }
 
     // ---- a handler that throws an Error ----
