@@ -53,9 +53,6 @@ final class ConformanceTable {
 
     /** Divergences from the texts known today, each with its reason. */
     static final List<Divergence> DIVERGENCES = List.of(
-            new Divergence("srv-nomsg-position-zero-plus-read-chunk", BOTH,
-                    "RDMA_NOMSG call with read chunks beside Position-Zero refused with ERR_CHUNK: fixed on branch"
-                            + " s9-receive"),
             new Divergence("srv-header-12-bytes", BOTH,
                     "a message of 12 bytes (XID, version 1, credit, no rdma_proc) ends the connection: the decoder"
                             + " reports HEADER_TRUNCATED as DROP_CONNECTION before it looks at rdma_vers, where"
