@@ -196,6 +196,37 @@ class ReceiveDefectsTest {
         }
     }
 
+    @Test
+    void anEchoedWriteChunkBesideAReplyChunkHoldingAReplyWithoutResultsPlacesNothing() throws Exception {
+        List<IncomingCall> held = new ArrayList<>();
+        try (InMemoryPair p = InMemoryPair.open(RAW.withInlineThreshold(1024), held::add)) {
+            MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(4, 1, new byte[0]), null, receptacle, 8192);
+            RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+            // the responder writes a SYSTEM_ERR reply into the Reply chunk, then answers RDMA_NOMSG
+            // returning the Reply chunk's length and the write chunk as it was offered
+            MemorySegment r = reply(4, OncRpc.SYSTEM_ERR);
+            org.rpcrdma.transport.core.ChunkBuffer b = p.serverLink().allocateChunk(r.byteSize());
+            b.segment().copyFrom(r);
+            p.serverLink().postWrite(0, b, 0, (int) r.byteSize(), offered.replyChunk().handle(0),
+                    offered.replyChunk().offset(0));
+            b.release();
+            RpcRdmaHeader h = header(4, RpcRdma.RDMA_NOMSG).hasReplyChunk(true);
+            h.writeList().beginChunk();
+            WriteList w = offered.writeList();
+            h.writeList().addSegment(w.handle(0, 0), w.length(0, 0), w.offset(0, 0));
+            h.replyChunk().add(offered.replyChunk().handle(0), r.byteSize(), offered.replyChunk().offset(0));
+            p.server().postRaw(ChunkTest.raw(h, null));
+            ReceivedMessage m = get(f);
+            assertEquals(OncRpc.SYSTEM_ERR, Xdr.getInt(m.bytes(), 20));
+            assertEquals(0, m.placedBytes(), "a reply without results placed no result");
+            m.release();
+            assertArrayEquals(filled(64, 0x55), receptacle.toArray(ValueLayout.JAVA_BYTE));
+            held.get(0).reply(reply(4, OncRpc.SUCCESS));
+            quiet(p);
+        }
+    }
+
     // ---- a handler that throws an Error ----
 
     private static final CallHandler THROWS_ASSERTION_ERROR = c -> {
