@@ -312,7 +312,7 @@ class RpcRdmaGoldenTest {
         byte[] buf = new byte[40];
         assertThrows(IllegalArgumentException.class,
                 () -> RpcRdmaEncoder.encode(h, MemorySegment.ofArray(buf), 0, buf.length));
-        h.clear().writeList().beginChunk();
-        assertThrows(IllegalArgumentException.class, () -> encode(h), "empty write chunk");
+        h.clear().hasReplyChunk(true);
+        assertThrows(IllegalArgumentException.class, () -> encode(h), "empty Reply chunk");
     }
 }

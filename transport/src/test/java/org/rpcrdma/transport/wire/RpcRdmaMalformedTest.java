@@ -42,7 +42,8 @@ class RpcRdmaMalformedTest {
         // See tooManySegments* and tooManyChunks: need a small header; placeholder input here.
         EXAMPLES.put(TOO_MANY_SEGMENTS, null);
         EXAMPLES.put(TOO_MANY_CHUNKS, null);
-        EXAMPLES.put(EMPTY_CHUNK, cat(fixed(RDMA_MSG), words(0, 1, 0, 0, 0), CALL));
+        // A Reply chunk of no segments (a write chunk of none is allowed: a responder's unused result).
+        EXAMPLES.put(EMPTY_CHUNK, cat(fixed(RDMA_MSG), words(0, 0, 1, 0), CALL));
         EXAMPLES.put(MISALIGNED_POSITION, cat(fixed(RDMA_MSG), readEntry(6, 1, 4, 0), words(0, 0, 0), CALL));
         EXAMPLES.put(DESCENDING_POSITION, cat(fixed(RDMA_MSG),
                 readEntry(12, 1, 4, 0), readEntry(8, 2, 4, 0), words(0, 0, 0), CALL));
