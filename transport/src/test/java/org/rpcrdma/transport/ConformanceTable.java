@@ -52,19 +52,7 @@ final class ConformanceTable {
     private static final Set<LinkKind> BOTH = Set.of(LinkKind.MEMORY, LinkKind.VERBS);
 
     /** Divergences from the texts known today, each with its reason. */
-    static final List<Divergence> DIVERGENCES = List.of(
-            new Divergence("srv-header-12-bytes", BOTH,
-                    "a message of 12 bytes (XID, version 1, credit, no rdma_proc) ends the connection: the decoder"
-                            + " reports HEADER_TRUNCATED as DROP_CONNECTION before it looks at rdma_vers, where"
-                            + " RFC 8166 §4.5.2 wants ERR_CHUNK for an XDR error under a recognised version"),
-            new Divergence("req-rdma-error-unknown-code", BOTH,
-                    "an RDMA_ERROR with an rdma_err other than ERR_VERS/ERR_CHUNK ends the connection (the decoder"
-                            + " answers BAD_ERROR_CODE with DROP_CONNECTION) instead of failing only the call whose"
-                            + " XID it carries (RFC 8166 §4.5.2: a requester SHOULD drop that RPC with an XDR error)"),
-            new Divergence("req-reply-chunk-in-rdma-msg", BOTH,
-                    "an RDMA_MSG reply that carries a Reply chunk ends the connection (the decoder answers"
-                            + " REPLY_CHUNK_IN_MSG_REPLY with DROP_CONNECTION) instead of failing only that call"
-                            + " (RFC 8166 §4.5.2: the requester SHOULD drop that RPC with an XDR error)"));
+    static final List<Divergence> DIVERGENCES = List.of();
 
     static Divergence divergence(String id, LinkKind link) {
         for (Divergence d : DIVERGENCES) {

@@ -106,7 +106,7 @@ public final class RpcRdmaDecoder {
             throw fail(BAD_VERSION, true, xid, "rdma_vers " + Integer.toUnsignedString(vers));
         }
         if (length < FIXED_MAXSZ * Xdr.UNIT) {
-            throw fail(HEADER_TRUNCATED, true, xid, "only " + length + " bytes, fixed header is 16");
+            throw fail(FIXED_HEADER_TRUNCATED, true, xid, "only " + length + " bytes, fixed header is 16");
         }
         int credit = Xdr.getInt(seg, offset + 8);
         int proc = Xdr.getInt(seg, offset + 12);

@@ -29,7 +29,8 @@ class RpcRdmaMalformedTest {
     static final Map<ProtocolViolation, byte[]> EXAMPLES = new EnumMap<>(ProtocolViolation.class);
 
     static {
-        EXAMPLES.put(HEADER_TRUNCATED, words(X, 1, 16));
+        EXAMPLES.put(HEADER_TRUNCATED, words(X));
+        EXAMPLES.put(FIXED_HEADER_TRUNCATED, words(X, 1, 16));
         EXAMPLES.put(BAD_VERSION, cat(words(X, 2, 16, RDMA_MSG, 0, 0, 0), CALL));
         EXAMPLES.put(BAD_PROC, cat(words(X, 1, 16, 5, 0, 0, 0), CALL));
         EXAMPLES.put(MSGP_TRUNCATED, words(X, 1, 16, RDMA_MSGP, 64));
@@ -120,7 +121,10 @@ class RpcRdmaMalformedTest {
         assertViolation(HEADER_TRUNCATED, e);
         assertTrue(e.hasXid());
         assertViolation(HEADER_TRUNCATED, decodeFails(new byte[0], bigHeader()));
-        assertViolation(HEADER_TRUNCATED, decodeFails(words(X, 1, 0), bigHeader()));
+        // version 1 recognised: an XDR error the responder answers with ERR_CHUNK (RFC 8166 §4.5.2)
+        e = decodeFails(words(X, 1, 0), bigHeader());
+        assertViolation(FIXED_HEADER_TRUNCATED, e);
+        assertTrue(e.hasXid());
     }
 
     @Test
