@@ -6,6 +6,7 @@ import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
+import org.rpcrdma.transport.wire.RpcReplyHeader;
 
 /**
  * The memory one call of ours exposes to the responder on one connection (≈ the MRs of a
@@ -168,6 +169,9 @@ final class CallExposure {
         ChunkBuffer reply = replyLength >= 0 ? buffers[REPLY] : null;
         if (reply != null) {
             buffers[REPLY] = null;
+            if (placed > 0 && !RpcReplyHeader.mayCarryResults(reply.segment().asSlice(0, replyLength))) {
+                placed = 0; // lengths returned with no results at all (an echoed chunk): no result was placed
+            }
         }
         try {
             if (callerMemoryFreed()) {

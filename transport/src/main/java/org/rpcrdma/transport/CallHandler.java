@@ -18,8 +18,8 @@ public interface CallHandler {
      * A handler that runs {@code handler} on {@code executor} instead of the completion
      * thread: for handlers that block or take long (the completion thread serves every
      * message of the connection). The call's bytes stay valid until it is answered. A
-     * handler that throws, or an executor that rejects the task, gets the call answered
-     * SYSTEM_ERR, as on the completion thread.
+     * handler that throws (an {@link Error} too), or an executor that rejects the task, gets
+     * the call answered SYSTEM_ERR, as on the completion thread.
      */
     static CallHandler onExecutor(Executor executor, CallHandler handler) {
         Objects.requireNonNull(executor, "executor");
@@ -28,7 +28,7 @@ public interface CallHandler {
             Runnable task = () -> {
                 try {
                     handler.handle(call);
-                } catch (RuntimeException e) {
+                } catch (Throwable e) { // an Error too: else the call is never answered
                     failed(call, e);
                 }
             };
@@ -53,11 +53,15 @@ public interface CallHandler {
         return handler instanceof ImmediateHandler ? handler : new ImmediateHandler(handler);
     }
 
-    private static void failed(IncomingCall call, RuntimeException e) {
+    private static void failed(IncomingCall call, Throwable e) {
         if (call instanceof Responder.Call c) {
             c.handlerFailed(e);
+        } else if (e instanceof RuntimeException r) {
+            throw r;
+        } else if (e instanceof Error r) {
+            throw r;
         } else {
-            throw e;
+            throw new IllegalStateException("call handler threw", e);
         }
     }
 }

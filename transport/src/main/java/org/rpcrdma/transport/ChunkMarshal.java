@@ -8,6 +8,7 @@ import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaEncoder;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.SegmentList;
+import org.rpcrdma.transport.wire.WriteList;
 import org.rpcrdma.transport.wire.Xdr;
 
 /**
@@ -125,7 +126,12 @@ final class ChunkMarshal {
                         x.address(CallExposure.CALL));
             }
             if (receptacle != null) {
-                expose(link, x, CallExposure.RECEPTACLE, receptacle, 0, receptacle.byteSize(), false, true);
+                // Filled from the receptacle when it goes through chunk memory: a responder may
+                // return lengths it never wrote (deployed ones echo the offered chunk for a result
+                // they did not use: implementation-experience draft §3.8), and nothing here can
+                // tell those from bytes written. Copied back, such bytes are then the receptacle's
+                // own, as when it is exposed in place, never what another call left in chunk memory.
+                expose(link, x, CallExposure.RECEPTACLE, receptacle, 0, receptacle.byteSize(), true, true);
                 h.writeList().beginChunk();
                 h.writeList().addSegment(x.rkey(CallExposure.RECEPTACLE), receptacle.byteSize(),
                         x.address(CallExposure.RECEPTACLE));
@@ -184,7 +190,10 @@ final class ChunkMarshal {
     /**
      * Checks the chunks a reply returns against what {@code x} offered (RFC 8166 §4.3.2:
      * a write chunk comes back with its segment count, each segment's length what was
-     * written there) and returns the bytes placed in our write chunk (0 if none).
+     * written there) and returns the bytes placed in our write chunk (0 if none). As
+     * deployed responders do for a result they did not use (implementation-experience
+     * draft §3.8), a chunk may also come back with no segments, or the Write list empty:
+     * nothing was placed there.
      *
      * @throws IllegalStateException naming what is wrong; nothing was read
      */
@@ -192,30 +201,46 @@ final class ChunkMarshal {
         if (!h.readList().isEmpty()) {
             throw new IllegalStateException("the reply carries a Read list");
         }
-        org.rpcrdma.transport.wire.WriteList got = h.writeList();
+        WriteList got = h.writeList();
         if (got.isEmpty()) {
             return 0; // a responder that wrote nothing may return no Write list
         }
-        org.rpcrdma.transport.wire.WriteList offered = x.header().writeList();
-        if (got.chunkCount() != offered.chunkCount() || got.segments().count() != offered.segments().count()) {
-            throw new IllegalStateException("the reply returns " + got.chunkCount() + " write chunks of "
-                    + got.segments().count() + " segments; we offered " + offered.chunkCount() + " of "
-                    + offered.segments().count());
+        WriteList offered = x.header().writeList();
+        if (got.chunkCount() != offered.chunkCount()) {
+            throw new IllegalStateException("the reply returns " + got.chunkCount() + " write chunks; we offered "
+                    + offered.chunkCount());
         }
-        return sameSegments(offered.segments(), got.segments(), "write chunk");
+        long total = 0;
+        for (int c = 0; c < got.chunkCount(); c++) {
+            int n = got.chunkSegmentCount(c);
+            if (n == 0) {
+                continue; // unused, returned empty
+            }
+            if (n != offered.chunkSegmentCount(c)) {
+                throw new IllegalStateException("the reply returns write chunk " + c + " with " + n
+                        + " segments; we offered " + offered.chunkSegmentCount(c));
+            }
+            total += sameSegments(offered.segments(), offered.chunkFirstSegment(c), got.segments(),
+                    got.chunkFirstSegment(c), n, "write chunk " + c);
+        }
+        return total;
     }
 
     private static long sameSegments(SegmentList offered, SegmentList got, String what) {
+        return sameSegments(offered, 0, got, 0, got.count(), what);
+    }
+
+    private static long sameSegments(SegmentList offered, int o, SegmentList got, int g, int n, String what) {
         long total = 0;
-        for (int i = 0; i < got.count(); i++) {
-            if (got.handle(i) != offered.handle(i) || got.offset(i) != offered.offset(i)) {
+        for (int i = 0; i < n; i++) {
+            if (got.handle(g + i) != offered.handle(o + i) || got.offset(g + i) != offered.offset(o + i)) {
                 throw new IllegalStateException(what + " segment " + i + " is not the one we offered");
             }
-            if (got.length(i) > offered.length(i)) {
-                throw new IllegalStateException(what + " segment " + i + " claims " + got.length(i)
-                        + " bytes; we offered " + offered.length(i));
+            if (got.length(g + i) > offered.length(o + i)) {
+                throw new IllegalStateException(what + " segment " + i + " claims " + got.length(g + i)
+                        + " bytes; we offered " + offered.length(o + i));
             }
-            total += got.length(i);
+            total += got.length(g + i);
         }
         return total;
     }

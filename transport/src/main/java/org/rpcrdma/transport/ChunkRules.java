@@ -35,11 +35,9 @@ final class ChunkRules {
             return "read chunks, and this side does no RDMA Read";
         }
         if (h.proc() == RpcRdma.RDMA_NOMSG) {
-            if (reads.chunkCount() > 1) {
-                // Linux's client never sends it; we do not assemble a message that is itself in a chunk
-                return "read chunks besides the Position-Zero Read chunk (not supported)";
-            }
-            long len = reads.chunkLength(0);
+            // further read chunks are allowed beside the Position-Zero one (implementation-
+            // experience draft §3.4.1): they count towards the call's length
+            long len = assembledLength(h);
             if (len < 8 || len > maxChunkBytes) {
                 return "a long call of " + len + " bytes (limit " + maxChunkBytes + ")";
             }
@@ -55,14 +53,15 @@ final class ChunkRules {
         return null;
     }
 
-    /** The length of the call once its read chunks are in place: the inline part plus each chunk with its XDR pad. */
+    /**
+     * The length of the call once its read chunks are in place: the inline part (for
+     * RDMA_NOMSG, the Position-Zero Read chunk) plus each other chunk with its XDR pad.
+     */
     static long assembledLength(RpcRdmaHeader h) {
         ReadList reads = h.readList();
-        if (h.proc() == RpcRdma.RDMA_NOMSG) {
-            return reads.chunkLength(0);
-        }
-        long total = h.messageLength();
-        for (int c = 0; c < reads.chunkCount(); c++) {
+        boolean nomsg = h.proc() == RpcRdma.RDMA_NOMSG;
+        long total = nomsg ? reads.chunkLength(0) : h.messageLength();
+        for (int c = nomsg ? 1 : 0; c < reads.chunkCount(); c++) {
             total += Xdr.roundUp(reads.chunkLength(c));
         }
         return total;

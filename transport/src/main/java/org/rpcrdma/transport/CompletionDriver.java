@@ -137,10 +137,13 @@ final class CompletionDriver {
                     pollLock.unlock();
                 }
             }
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
+            // Not only RuntimeException: a poller that ended on an Error would leave the
+            // connection open with nobody taking its completions (every call timing out).
+            // Handlers' throws never get here (the responder answers them SYSTEM_ERR).
             if (!cq.stopping()) {
-                LOG.log(Level.WARNING, "completion poller failed", e);
-                cq.failed(e);
+                LOG.log(Level.ERROR, "completion poller failed; connection lost", e);
+                cq.failed(e instanceof RuntimeException r ? r : new RpcRdmaException("completion poller failed: " + e, e));
             }
         }
     }

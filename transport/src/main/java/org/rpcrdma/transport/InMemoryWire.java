@@ -20,6 +20,7 @@ import java.lang.invoke.VarHandle;
  * is queued goes to that thread's own lane, with no lock.
  */
 final class InMemoryWire {
+    private static final System.Logger LOG = System.getLogger(InMemoryWire.class.getName());
     static final int RECEIVE = 0;
     static final int SEND_DONE = 1;
     static final int LOST = 2;
@@ -248,12 +249,23 @@ final class InMemoryWire {
         }
     }
 
+    /**
+     * Runs one delivery. Whatever it throws ends that side's connection, as a verbs poller
+     * that fails does, and the wire drains on: a throw out of here would leave {@code draining}
+     * set (every later Send queued behind a drain that never runs) and reach the thread that
+     * happened to send, which may be the peer's.
+     */
     private static void deliver(int kind, Port target, int slot, int length) {
-        switch (kind) {
-            case RECEIVE -> target.conn.onReceive(slot, length);
-            case SEND_DONE -> target.conn.onSendCompleted(slot);
-            case RDMA_DONE -> target.conn.onRdmaCompleted(slot);
-            default -> target.conn.onLinkLost(new RpcRdmaException("in-memory link disconnected"));
+        try {
+            switch (kind) {
+                case RECEIVE -> target.conn.onReceive(slot, length);
+                case SEND_DONE -> target.conn.onSendCompleted(slot);
+                case RDMA_DONE -> target.conn.onRdmaCompleted(slot);
+                default -> target.conn.onLinkLost(new RpcRdmaException("in-memory link disconnected"));
+            }
+        } catch (Throwable e) {
+            LOG.log(System.Logger.Level.WARNING, target.conn + ": completion dispatch failed; connection lost", e);
+            target.conn.onLinkLost(new RpcRdmaException("completion dispatch failed: " + e, e));
         }
     }
 

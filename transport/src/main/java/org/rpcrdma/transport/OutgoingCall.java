@@ -194,8 +194,9 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
 
     /**
      * The reply, inline in receive buffer {@code slot} of {@code conn} at {@code view}: a
-     * future gets it as a {@link ReceivedMessage}. Returns true if the buffer was taken
-     * (released later by whoever reads it), false if the caller had abandoned the call.
+     * future gets it as a {@link ReceivedMessage}. Returns true if the reply was delivered
+     * (the buffer taken: released by whoever reads it, or already by a callback that read
+     * it), false if the caller had abandoned the call (a late reply: the caller releases it).
      */
     boolean deliverInline(Connection conn, int slot, MemorySegment view) {
         ReceivedMessage m = new ReceivedMessage(view, conn, slot, -1);

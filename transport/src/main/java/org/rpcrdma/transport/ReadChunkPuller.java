@@ -17,7 +17,8 @@ import org.rpcrdma.transport.wire.Xdr;
  * Reads), each read chunk is pulled by RDMA Read to its XDR position, and the roundup pad
  * after a chunk is zeros we write ourselves: it is neither transferred nor inlined, and the
  * inline content resumes 4-byte aligned (RFC 8166 §3.4.5; implementation-experience draft
- * §3.6-3.7). A Position-Zero Read chunk carries the whole call (RDMA_NOMSG, §3.5.3).
+ * §3.6-3.7). A Position-Zero Read chunk carries the call (RDMA_NOMSG, §3.5.3), less the
+ * data of any other read chunks, which are pulled into it at their positions.
  *
  * <p>Call only after {@link ChunkRules#refusal} accepted the header: positions, bounds and
  * the total length are trusted here.
@@ -43,11 +44,29 @@ final class ReadChunkPuller {
         MemorySegment out = dst.segment();
         ReadList reads = h.readList();
         SegmentList segs = reads.segments();
-        RdmaQueue.Job job = rdma.job(dst, false, segs.count());
+        // a Position-Zero segment may be cut in two around each other chunk
+        RdmaQueue.Job job = rdma.job(dst, false, segs.count() + reads.chunkCount());
         boolean ok = false;
         try {
             if (h.proc() == RpcRdma.RDMA_NOMSG) {
-                job.addSegments(segs, 0, reads.chunkSegmentCount(0), 0);
+                // The Position-Zero chunk carries the call without the other chunks' data and
+                // pads (implementation-experience draft §3.4.1): its bytes are read straight to
+                // their places around them, as inline bytes are copied for RDMA_MSG below.
+                int pz = reads.chunkSegmentCount(0);
+                long r = 0; // next byte of the Position-Zero chunk not yet placed
+                long d = 0; // XDR stream position of the next byte of the assembled message
+                for (int c = 1; c < reads.chunkCount(); c++) {
+                    long pos = reads.chunkPosition(c);
+                    addRange(job, segs, pz, r, pos - d, d);
+                    r += pos - d;
+                    d = pos;
+                    long len = reads.chunkLength(c);
+                    job.addSegments(segs, reads.chunkFirstSegment(c), reads.chunkSegmentCount(c), d);
+                    long padded = Xdr.roundUp(len);
+                    out.asSlice(d + len, padded - len).fill((byte) 0);
+                    d += padded;
+                }
+                addRange(job, segs, pz, r, reads.chunkLength(0) - r, d);
             } else {
                 long in = h.messageOffset(); // next inline byte not yet copied
                 long d = 0; // XDR stream position of the next byte of the assembled message
@@ -75,5 +94,22 @@ final class ReadChunkPuller {
         job.done = () -> pulled.accept(new ReceivedMessage(out, free));
         job.abandoned = free;
         rdma.submit(job);
+    }
+
+    /**
+     * Reads bytes {@code [from, from + n)} of the chunk made of segments {@code [0, count)}
+     * of {@code segs} to {@code at}: a Read for each piece of a segment in that range.
+     */
+    private static void addRange(RdmaQueue.Job job, SegmentList segs, int count, long from, long n, long at) {
+        long start = 0; // chunk offset where segment i starts
+        for (int i = 0; i < count && n > 0; i++) {
+            long len = segs.length(i);
+            long lo = Math.max(from, start);
+            long hi = Math.min(from + n, start + len);
+            if (lo < hi) {
+                job.add(at + (lo - from), (int) (hi - lo), segs.handle(i), segs.offset(i) + (lo - start));
+            }
+            start += len;
+        }
     }
 }

@@ -5,7 +5,10 @@ import java.lang.foreign.MemorySegment;
 /**
  * An RPC message (call or reply, starting at its XID) as it sits in a registered receive
  * buffer. Valid until {@link #release()}; after that the buffer is reused by the next
- * receive. Release exactly once (close() does it); further calls do nothing.
+ * receive. Release exactly once (close() does it); further calls do nothing. The message of
+ * a call to an immediate handler ({@link CallHandler#immediate}) is read and released only
+ * by that handler, on its thread, before it returns; elsewhere both throw
+ * {@link IllegalStateException}.
  */
 public final class ReceivedMessage implements AutoCloseable {
     private MemorySegment bytes;
@@ -93,7 +96,15 @@ public final class ReceivedMessage implements AutoCloseable {
     }
 
     public void release() {
-        if (placed == REUSED && owner.isImmediateDispatcher(Thread.currentThread())) {
+        if (placed == REUSED) {
+            // The object is reused for every call to its immediate handler, so a reference
+            // kept past a handler is the next call's message too: only the thread running a
+            // handler now may release it (else it would free the buffer of the call being
+            // dispatched while its handler reads it).
+            if (!owner.isImmediateDispatcher(Thread.currentThread())) {
+                throw new IllegalStateException("the message of a call to an immediate handler is released only by"
+                        + " that handler, on its thread, until it returns");
+            }
             if (released) { // the dispatching thread's own: no lock
                 return;
             }

@@ -205,14 +205,16 @@ final class Responder {
         c.reuse(xid, view, slot);
         try {
             imm.handler().handle(c);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) { // user code: whatever it throws must not reach the completion thread's caller
             c.handlerFailed(e);
         } finally {
             if (!c.isAnswered()) {
-                stats.handlerFailures.increment();
-                LOG.log(Level.WARNING, "{0}: immediate handler returned without answering call 0x{1};"
-                        + " answered SYSTEM_ERR", conn, Integer.toHexString(xid));
-                c.answerIfUnanswered(systemError(xid));
+                if (conn.isOpen()) { // else a VirtualMachineError failed the connection: nothing to answer
+                    stats.handlerFailures.increment();
+                    LOG.log(Level.WARNING, "{0}: immediate handler returned without answering call 0x{1};"
+                            + " answered SYSTEM_ERR", conn, Integer.toHexString(xid));
+                }
+                c.answerIfUnanswered(systemError(xid)); // on a lost connection: only the buffer goes back
             }
             IMMEDIATE_THREAD.setRelease(this, (Thread) null); // ORDER: after the call was answered
             immediateBusy = false;
@@ -273,7 +275,7 @@ final class Responder {
     private void handle(CallHandler hd, Call in) {
         try {
             hd.handle(in);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) { // user code: an Error too, or the completion thread would die with it
             in.handlerFailed(e);
         }
     }
@@ -457,9 +459,20 @@ final class Responder {
             }
         }
 
-        /** The handler threw (on any thread): counted, logged, and answered SYSTEM_ERR unless it replied. */
-        void handlerFailed(RuntimeException e) {
+        /**
+         * The handler threw (on any thread): counted, logged, and answered SYSTEM_ERR unless it
+         * replied. A {@link VirtualMachineError} (out of memory, stack overflow) fails the
+         * connection instead: with the VM in trouble an answer may fail halfway, while a lost
+         * connection fails every call on it with a typed error and takes its buffers back.
+         */
+        void handlerFailed(Throwable e) {
             stats.handlerFailures.increment();
+            if (e instanceof VirtualMachineError) {
+                LOG.log(Level.ERROR, conn + ": call handler threw on call 0x" + Integer.toHexString(xid)
+                        + "; failing the connection", e);
+                conn.lost(new RpcRdmaException(conn + ": a call handler threw " + e, e));
+                return;
+            }
             LOG.log(Level.WARNING, conn + ": call handler threw; answering call 0x" + Integer.toHexString(xid)
                     + " with SYSTEM_ERR", e);
             answerIfUnanswered(systemError(xid));

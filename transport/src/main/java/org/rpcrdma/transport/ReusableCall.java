@@ -99,11 +99,12 @@ final class ReusableCall extends OutgoingCall {
         }
         try {
             cb.onReply(view);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             LOG.log(Level.WARNING, "reply callback threw for call 0x" + Integer.toHexString(xid), e);
         }
+        conn.releaseReceive(slot); // read: the buffer goes back now; true below means delivered, not late
         recycle();
-        return false; // read: the buffer goes back now
+        return true;
     }
 
     @Override
@@ -122,7 +123,7 @@ final class ReusableCall extends OutgoingCall {
         }
         try {
             cb.onReply(reply.bytes());
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             LOG.log(Level.WARNING, "reply callback threw for call 0x" + Integer.toHexString(xid), e);
         } finally {
             reply.release();
@@ -178,7 +179,7 @@ final class ReusableCall extends OutgoingCall {
     private void failed(ReplyCallback cb, Throwable t) {
         try {
             cb.onFailure(t);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             LOG.log(Level.WARNING, "failure callback threw for call 0x" + Integer.toHexString(xid), e);
         }
     }

@@ -38,7 +38,11 @@ public final class RpcRdmaStats {
     public final LongAdder sendContextWaits = new OwnedCounter();
     /** Calls held back because no receive could be posted for their reply (user holds buffers). */
     public final LongAdder receiveBufferWaits = new OwnedCounter();
-    /** rdma_credit values ignored because the direction could not be told (RFC 8167 §4.1). */
+    /**
+     * rdma_credit values ignored because the message tells no direction (RFC 8167 §4.1): an
+     * RDMA_DONE, which carries no RPC message. An RDMA_NOMSG tells it by its chunks (a
+     * Position-Zero Read chunk: a call, its value a request; else a reply, its value a grant).
+     */
     public final LongAdder creditsIgnored = new OwnedCounter();
     public final LongAdder badHeaders = new OwnedCounter();
     public final LongAdder errVersSent = new OwnedCounter();

@@ -3,17 +3,20 @@ package org.rpcrdma.transport;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import org.rpcrdma.transport.wire.ErrorResponse;
+import org.rpcrdma.transport.wire.MessageDirection;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaDecoder;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.RpcRdmaProtocolException;
+import org.rpcrdma.transport.wire.RpcReplyHeader;
 
 /**
  * What arrives on a connection, decoded and sent the right way (≈ the decode half of Linux
  * {@code rpcrdma_reply_handler} and {@code svc_rdma_recvfrom}): a reply or RDMA_ERROR is
  * the {@link Requester}'s to match, a call is the {@link Responder}'s; a message that
- * does not decode is a malformed reply if it answers a call of ours, else a malformed call
- * the responder answers, else the end of the connection. Runs on the completion thread
+ * does not decode is classified by direction first ({@link MessageDirection}; XIDs are per
+ * direction): a malformed reply fails the call of ours it answers, a malformed call is
+ * answered RDMA_ERROR, anything else ends the connection. Runs on the completion thread
  * only (one header object, decoded in place).
  */
 final class Unmarshal {
@@ -66,7 +69,7 @@ final class Unmarshal {
             RpcRdmaDecoder.decode(buf, 0, length, h);
         } catch (RpcRdmaProtocolException e) {
             stats.badHeaders.increment();
-            malformed(e);
+            malformed(e, MessageDirection.of(buf, 0, length));
             return false;
         }
         switch (h.proc()) {
@@ -82,24 +85,24 @@ final class Unmarshal {
                 return dispatchInline(slot, buf, h);
             }
             case RpcRdma.RDMA_NOMSG -> {
-                // No inline RPC header: the direction can't be told from it, so rdma_credit
-                // is not used (RFC 8167 §4.1). A Position-Zero Read chunk carries a call
-                // (RFC 8166 §3.5.3): the responder's. Otherwise it is a reply through a Reply
-                // chunk: a call of ours that never offered one fails.
-                stats.creditsIgnored.increment();
+                // No inline RPC header, yet Version 1 tells the direction by the chunks
+                // (RFC 8166 §3.5.3): a Position-Zero Read chunk carries a call, the responder's
+                // (its rdma_credit a request, as any call's); without one the decoder saw a
+                // Reply chunk, which only a reply uses: ours to match, its rdma_credit a grant
+                // (§3.3.3). RFC 8167 §4.1 forbids using the value only when the direction
+                // cannot be told. A reply matching no call of ours is dropped, never answered
+                // (RFC 8166 §4.5: only a responder sends RDMA_ERROR, and only to a call).
                 if (h.readList().hasPositionZeroChunk()) {
-                    if (responder.canRespond()) {
-                        return responder.onCall(h, slot, buf);
-                    }
-                } else if (requester.isOutstanding(h.xid())) {
-                    replyThroughChunk(h);
-                    return false;
+                    return responder.onCall(h, slot, buf);
                 }
-                unexpectedChunks(h.xid(), "RDMA_NOMSG");
+                replyThroughChunk(h);
                 return false;
             }
             default -> {
-                return false; // RDMA_DONE: nothing to do without Reply chunks
+                // RDMA_DONE: it carries no RPC message, so its rdma_credit is neither a
+                // request nor a grant (RFC 8167 §4.1); nothing to do without Read-Read.
+                stats.creditsIgnored.increment();
+                return false;
             }
         }
     }
@@ -128,8 +131,11 @@ final class Unmarshal {
                 malformedReply(c, e.getMessage());
                 return false;
             }
-            ReceivedMessage m = new ReceivedMessage(conn.messageView(slot, h.messageOffset(), h.messageLength()),
-                    conn, slot, x.offersWriteChunk() ? placed : -1);
+            MemorySegment view = conn.messageView(slot, h.messageOffset(), h.messageLength());
+            if (placed > 0 && !RpcReplyHeader.mayCarryResults(view)) {
+                placed = 0; // lengths returned with no results at all (an echoed chunk): no result was placed
+            }
+            ReceivedMessage m = new ReceivedMessage(view, conn, slot, x.offersWriteChunk() ? placed : -1);
             x.finish(-1, placed, done -> {
                 if (done == null || !c.deliver(m)) {
                     stats.lateReplies.increment(); // abandoned meanwhile
@@ -213,19 +219,30 @@ final class Unmarshal {
     }
 
     /**
-     * A message whose transport header does not decode. If it answers a call of ours it is
-     * a malformed reply: that call fails (a requester never answers with RDMA_ERROR,
-     * RFC 8166 §4.5). Otherwise, if we serve calls, it is a malformed call and the
-     * responder answers it; if we serve none, or nothing can be answered, the connection
-     * is dropped.
+     * A message whose transport header does not decode, of direction {@code type}
+     * ({@link MessageDirection}): XIDs are per direction (RFC 8167 §2.4.1), so only a reply
+     * is matched against our calls, and only a call is answered. A malformed reply fails the
+     * call it answers (a requester never answers with RDMA_ERROR, RFC 8166 §4.5); one that
+     * answers none is dropped. A malformed call is answered RDMA_ERROR if we serve calls.
+     * When the bytes do not tell (another version, an XDR shape that does not parse), the
+     * side's role decides, as in Linux: a server takes it for a call, a client for the reply
+     * to its call of that XID if it has one, else for a call.
+     * Without an XID, or a call nobody here can answer, the connection is dropped.
      */
-    private void malformed(RpcRdmaProtocolException e) {
+    private void malformed(RpcRdmaProtocolException e, int type) {
         if (e.response() != ErrorResponse.DROP_CONNECTION && e.hasXid()) {
-            OutgoingCall c = requester.malformed(e.xid());
-            if (c != null) {
-                stats.malformedReplies.increment();
-                c.fail(new MalformedReplyException(conn + ": malformed reply to call 0x" + Integer.toHexString(e.xid())
-                        + ": " + e.getMessage(), e));
+            boolean reply = type == RpcRdma.RPC_REPLY
+                    || type == MessageDirection.UNKNOWN && conn.isClient() && requester.isOutstanding(e.xid());
+            if (reply) {
+                OutgoingCall c = requester.malformed(e.xid());
+                if (c != null) {
+                    stats.malformedReplies.increment();
+                    c.fail(new MalformedReplyException(conn + ": malformed reply to call 0x"
+                            + Integer.toHexString(e.xid()) + ": " + e.getMessage(), e));
+                } else {
+                    LOG.log(Level.DEBUG, "{0}: malformed reply matching no call of ours, dropped: {1}", conn,
+                            e.getMessage());
+                }
                 return;
             }
             if (responder.canRespond()) {
@@ -236,19 +253,5 @@ final class Unmarshal {
         }
         LOG.log(Level.WARNING, "{0}: dropping connection: {1}", conn, e.getMessage());
         conn.lost(new RpcRdmaException("peer sent a malformed message: " + e.getMessage(), e));
-    }
-
-    /** A message with chunks we cannot take (none are supported yet). */
-    private void unexpectedChunks(int xid, String what) {
-        OutgoingCall c = requester.malformed(xid);
-        if (c != null) {
-            stats.malformedReplies.increment();
-            c.fail(new MalformedReplyException(conn + ": " + what + " reply to call 0x" + Integer.toHexString(xid)
-                    + " uses chunks this call never offered", null));
-        } else if (responder.canRespond()) {
-            responder.sendError(xid, RpcRdma.ERR_CHUNK); // RFC 8166 §4.5.2
-        } else {
-            conn.lost(new RpcRdmaException("peer sent " + what + " matching no call of ours, and we serve no calls"));
-        }
     }
 }

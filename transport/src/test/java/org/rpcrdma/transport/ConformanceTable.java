@@ -52,34 +52,7 @@ final class ConformanceTable {
     private static final Set<LinkKind> BOTH = Set.of(LinkKind.MEMORY, LinkKind.VERBS);
 
     /** Divergences from the texts known today, each with its reason. */
-    static final List<Divergence> DIVERGENCES = List.of(
-            new Divergence("req-write-chunk-zero-segments", BOTH,
-                    "empty/zero-segment write chunk in a reply rejected: fixed on branch s9-receive"),
-            new Divergence("srv-malformed-call-with-backward-xid", BOTH,
-                    "malformed message with the other direction's XID applied to the wrong direction: fixed on"
-                            + " branch s9-receive"),
-            new Divergence("cli-malformed-call-with-forward-xid", BOTH,
-                    "malformed message with the other direction's XID applied to the wrong direction: fixed on"
-                            + " branch s9-receive"),
-            new Divergence("req-nomsg-reply-unknown-xid", BOTH,
-                    "RDMA_NOMSG reply with unknown XID answered with RDMA_ERROR: fixed on branch s9-receive"),
-            new Divergence("srv-nomsg-position-zero-plus-read-chunk", BOTH,
-                    "RDMA_NOMSG call with read chunks beside Position-Zero refused with ERR_CHUNK: fixed on branch"
-                            + " s9-receive"),
-            new Divergence("req-nomsg-credit-not-used", BOTH,
-                    "RDMA_NOMSG credit value counted as ignored yet applied: fixed on branch s9-receive"),
-            new Divergence("srv-header-12-bytes", BOTH,
-                    "a message of 12 bytes (XID, version 1, credit, no rdma_proc) ends the connection: the decoder"
-                            + " reports HEADER_TRUNCATED as DROP_CONNECTION before it looks at rdma_vers, where"
-                            + " RFC 8166 §4.5.2 wants ERR_CHUNK for an XDR error under a recognised version"),
-            new Divergence("req-rdma-error-unknown-code", BOTH,
-                    "an RDMA_ERROR with an rdma_err other than ERR_VERS/ERR_CHUNK ends the connection (the decoder"
-                            + " answers BAD_ERROR_CODE with DROP_CONNECTION) instead of failing only the call whose"
-                            + " XID it carries (RFC 8166 §4.5.2: a requester SHOULD drop that RPC with an XDR error)"),
-            new Divergence("req-reply-chunk-in-rdma-msg", BOTH,
-                    "an RDMA_MSG reply that carries a Reply chunk ends the connection (the decoder answers"
-                            + " REPLY_CHUNK_IN_MSG_REPLY with DROP_CONNECTION) instead of failing only that call"
-                            + " (RFC 8166 §4.5.2: the requester SHOULD drop that RPC with an XDR error)"));
+    static final List<Divergence> DIVERGENCES = List.of();
 
     static Divergence divergence(String id, LinkKind link) {
         for (Divergence d : DIVERGENCES) {
@@ -1148,9 +1121,10 @@ final class ConformanceTable {
                     all &= x.outcome(g).equals("delivered 0B");
                     return o.append(all ? "; all delivered" : "; not all delivered").toString();
                 });
-        rule("req-nomsg-credit-not-used", "RFC 8167 §4.1",
-                "RDMA_NOMSG has no RPC header to tell its direction: its credit value is not used", C,
-                "delivered 3000B, window unchanged", x -> {
+        rule("req-nomsg-credit-is-a-grant", "RFC 8166 §3.3.3, §3.5.3; RFC 8167 §4.1",
+                "RDMA_NOMSG without a Position-Zero chunk is a reply (its message is in the Reply chunk): Version 1"
+                        + " tells its direction, so its credit value is a grant", C,
+                "delivered 3000B, window " + ConformancePlayer.GRANT + " -> 1", x -> {
                     int before = x.dut().ownCallWindow();
                     String o = longReplyCase(x, 3000, 1);
                     int after = x.dut().ownCallWindow();

@@ -6,8 +6,13 @@ package org.rpcrdma.transport.wire;
  * test or a counter can name exactly what was wrong.
  */
 public enum ProtocolViolation {
-    /** Fewer than 16 bytes: not even xid, vers, credit and proc. */
+    /** Fewer than 8 bytes: no rdma_vers, so no version under which to answer. */
     HEADER_TRUNCATED(ErrorResponse.DROP_CONNECTION),
+    /**
+     * Version 1, yet fewer than 16 bytes (no rdma_credit or rdma_proc): an XDR error under
+     * a recognised version (RFC 8166 §4.5.2).
+     */
+    FIXED_HEADER_TRUNCATED(ErrorResponse.ERR_CHUNK),
     /** rdma_vers is not 1 (RFC 8166 §4.2.2, §4.5.1). */
     BAD_VERSION(ErrorResponse.ERR_VERS),
     /** rdma_proc is not one of the five defined values (§4.2.4, §4.5.2). */
@@ -47,13 +52,13 @@ public enum ProtocolViolation {
     /** The inline RPC message's msg_type is neither CALL nor REPLY (RFC 5531 §9). */
     BAD_MSG_TYPE(ErrorResponse.ERR_CHUNK),
     /** A Reply carries a Read list (RFC 8166 §4.3.1: Read chunks belong to Calls). */
-    READ_LIST_IN_REPLY(ErrorResponse.DROP_CONNECTION),
+    READ_LIST_IN_REPLY(ErrorResponse.ERR_CHUNK),
     /** An RDMA_MSG Reply carries a used Reply chunk (RFC 8166 §4.3.3: that is RDMA_NOMSG). */
-    REPLY_CHUNK_IN_MSG_REPLY(ErrorResponse.DROP_CONNECTION),
+    REPLY_CHUNK_IN_MSG_REPLY(ErrorResponse.ERR_CHUNK),
     /** RDMA_ERROR ends before its body; never answer an error with an error. */
-    ERROR_TRUNCATED(ErrorResponse.DROP_CONNECTION),
+    ERROR_TRUNCATED(ErrorResponse.ERR_CHUNK),
     /** RDMA_ERROR with an rdma_err other than ERR_VERS or ERR_CHUNK. */
-    BAD_ERROR_CODE(ErrorResponse.DROP_CONNECTION);
+    BAD_ERROR_CODE(ErrorResponse.ERR_CHUNK);
 
     private final ErrorResponse response;
 

@@ -106,7 +106,7 @@ public final class RpcRdmaDecoder {
             throw fail(BAD_VERSION, true, xid, "rdma_vers " + Integer.toUnsignedString(vers));
         }
         if (length < FIXED_MAXSZ * Xdr.UNIT) {
-            throw fail(HEADER_TRUNCATED, true, xid, "only " + length + " bytes, fixed header is 16");
+            throw fail(FIXED_HEADER_TRUNCATED, true, xid, "only " + length + " bytes, fixed header is 16");
         }
         int credit = Xdr.getInt(seg, offset + 8);
         int proc = Xdr.getInt(seg, offset + 12);
@@ -200,7 +200,7 @@ public final class RpcRdmaDecoder {
         }
     }
 
-    /** Write list: {@code 1 - N - HLOO ... - 1 - N - HLOO ... - 0}. */
+    /** Write list: {@code 1 - N - HLOO ... - 1 - N - HLOO ... - 0}; N may be 0. */
     static long decodeWriteList(MemorySegment seg, long p, long end, int xid, WriteList list)
             throws RpcRdmaProtocolException {
         while (true) {
@@ -221,11 +221,10 @@ public final class RpcRdmaDecoder {
                 throw fail(WRITE_LIST_TRUNCATED, true, xid, "no segment count for write chunk "
                         + list.chunkCount());
             }
+            // A chunk of no segments is allowed: deployed responders return one for a result
+            // they did not use (a failed NFS READ; implementation-experience draft §3.8).
             long n = Xdr.getUnsignedInt(seg, p);
             p += 4;
-            if (n == 0) {
-                throw fail(EMPTY_CHUNK, true, xid, "write chunk " + list.chunkCount() + " has no segments");
-            }
             if (n * (SEGMENT_MAXSZ * Xdr.UNIT) > end - p) {
                 throw fail(WRITE_LIST_TRUNCATED, true, xid, "write chunk " + list.chunkCount()
                         + " claims " + n + " segments, " + (end - p) + " bytes left");

@@ -106,7 +106,7 @@ public final class RpcRdmaEncoder {
      *
      * @return bytes written
      * @throws IllegalArgumentException if the header does not fit in {@code limit}, is
-     *         RDMA_MSGP/RDMA_DONE or an unknown proc, or has an empty chunk
+     *         RDMA_MSGP/RDMA_DONE or an unknown proc, or has an empty Reply chunk
      */
     public static int encode(RpcRdmaHeader h, MemorySegment seg, long offset, long limit) {
         switch (h.proc()) {
@@ -199,9 +199,6 @@ public final class RpcRdmaEncoder {
         for (int c = 0; c < list.chunkCount(); c++) {
             int first = list.chunkFirstSegment(c);
             int n = list.chunkSegmentCount(c);
-            if (n == 0) {
-                throw new IllegalArgumentException("write chunk " + c + " has no segments");
-            }
             Xdr.putInt(seg, p, 1);
             Xdr.putInt(seg, p + 4, n);
             p += 8;

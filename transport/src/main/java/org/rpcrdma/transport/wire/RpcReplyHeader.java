@@ -31,6 +31,27 @@ public final class RpcReplyHeader {
     /** Creates an empty header to decode into; reuse it for every message. */
     public RpcReplyHeader() {}
 
+    /**
+     * Whether the RPC reply in {@code m} may carry results: only MSG_ACCEPTED with SUCCESS
+     * does (every other shape is void after its status). True when {@code m} is too short
+     * to tell (its reader fails on it anyway). Reads nothing outside {@code m}, allocates
+     * nothing.
+     */
+    public static boolean mayCarryResults(java.lang.foreign.MemorySegment m) {
+        long n = m.byteSize();
+        if (n < 12) {
+            return true;
+        }
+        if (Xdr.getInt(m, 8) != OncRpc.MSG_ACCEPTED) {
+            return false;
+        }
+        if (n < 20) {
+            return true;
+        }
+        long at = 20 + Xdr.roundUp(Xdr.getUnsignedInt(m, 16)); // past the verifier's body
+        return at + 4 > n || Xdr.getInt(m, at) == OncRpc.SUCCESS;
+    }
+
     private static void acceptedPrefix(XdrWriter w, int xid, OpaqueAuth verf, int acceptStat) {
         w.writeInt(xid).writeInt(OncRpc.REPLY).writeInt(OncRpc.MSG_ACCEPTED);
         verf.encode(w);

@@ -268,7 +268,7 @@ class RpcRdmaGoldenTest {
         assertEquals(20, RpcRdmaEncoder.encodeError(MemorySegment.ofArray(out), 0, chunk, 5));
 
         RpcRdmaProtocolException fatal = assertThrows(RpcRdmaProtocolException.class,
-                () -> decode(words(XID, 1)));
+                () -> decode(words(XID))); // no rdma_vers: nothing to answer under
         assertThrows(IllegalArgumentException.class,
                 () -> RpcRdmaEncoder.encodeError(MemorySegment.ofArray(out), 0, fatal, 5));
     }
@@ -312,7 +312,7 @@ class RpcRdmaGoldenTest {
         byte[] buf = new byte[40];
         assertThrows(IllegalArgumentException.class,
                 () -> RpcRdmaEncoder.encode(h, MemorySegment.ofArray(buf), 0, buf.length));
-        h.clear().writeList().beginChunk();
-        assertThrows(IllegalArgumentException.class, () -> encode(h), "empty write chunk");
+        h.clear().hasReplyChunk(true);
+        assertThrows(IllegalArgumentException.class, () -> encode(h), "empty Reply chunk");
     }
 }

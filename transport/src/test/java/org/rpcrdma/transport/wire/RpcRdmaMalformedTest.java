@@ -29,7 +29,8 @@ class RpcRdmaMalformedTest {
     static final Map<ProtocolViolation, byte[]> EXAMPLES = new EnumMap<>(ProtocolViolation.class);
 
     static {
-        EXAMPLES.put(HEADER_TRUNCATED, words(X, 1, 16));
+        EXAMPLES.put(HEADER_TRUNCATED, words(X));
+        EXAMPLES.put(FIXED_HEADER_TRUNCATED, words(X, 1, 16));
         EXAMPLES.put(BAD_VERSION, cat(words(X, 2, 16, RDMA_MSG, 0, 0, 0), CALL));
         EXAMPLES.put(BAD_PROC, cat(words(X, 1, 16, 5, 0, 0, 0), CALL));
         EXAMPLES.put(MSGP_TRUNCATED, words(X, 1, 16, RDMA_MSGP, 64));
@@ -42,7 +43,8 @@ class RpcRdmaMalformedTest {
         // See tooManySegments* and tooManyChunks: need a small header; placeholder input here.
         EXAMPLES.put(TOO_MANY_SEGMENTS, null);
         EXAMPLES.put(TOO_MANY_CHUNKS, null);
-        EXAMPLES.put(EMPTY_CHUNK, cat(fixed(RDMA_MSG), words(0, 1, 0, 0, 0), CALL));
+        // A Reply chunk of no segments (a write chunk of none is allowed: a responder's unused result).
+        EXAMPLES.put(EMPTY_CHUNK, cat(fixed(RDMA_MSG), words(0, 0, 1, 0), CALL));
         EXAMPLES.put(MISALIGNED_POSITION, cat(fixed(RDMA_MSG), readEntry(6, 1, 4, 0), words(0, 0, 0), CALL));
         EXAMPLES.put(DESCENDING_POSITION, cat(fixed(RDMA_MSG),
                 readEntry(12, 1, 4, 0), readEntry(8, 2, 4, 0), words(0, 0, 0), CALL));
@@ -119,7 +121,10 @@ class RpcRdmaMalformedTest {
         assertViolation(HEADER_TRUNCATED, e);
         assertTrue(e.hasXid());
         assertViolation(HEADER_TRUNCATED, decodeFails(new byte[0], bigHeader()));
-        assertViolation(HEADER_TRUNCATED, decodeFails(words(X, 1, 0), bigHeader()));
+        // version 1 recognised: an XDR error the responder answers with ERR_CHUNK (RFC 8166 §4.5.2)
+        e = decodeFails(words(X, 1, 0), bigHeader());
+        assertViolation(FIXED_HEADER_TRUNCATED, e);
+        assertTrue(e.hasXid());
     }
 
     @Test
