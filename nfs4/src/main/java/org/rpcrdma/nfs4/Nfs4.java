@@ -29,6 +29,7 @@ public final class Nfs4 {
     public static final int OP_READ = 25;
     public static final int OP_READDIR = 26;
     public static final int OP_WRITE = 38;
+    public static final int OP_BIND_CONN_TO_SESSION = 41;
     public static final int OP_EXCHANGE_ID = 42;
     public static final int OP_CREATE_SESSION = 43;
     public static final int OP_DESTROY_SESSION = 44;
@@ -62,12 +63,23 @@ public final class Nfs4 {
     public static final int NFS4ERR_SEQUENCE_POS = 10064;
     public static final int NFS4ERR_RETRY_UNCACHED_REP = 10068;
     public static final int NFS4ERR_OP_NOT_IN_SESSION = 10071;
+    public static final int NFS4ERR_SEQ_FALSE_RETRY = 10076;
 
     // EXCHANGE_ID, CREATE_SESSION, SEQUENCE flags (RFC 5662)
     public static final int CREATE_SESSION4_FLAG_CONN_BACK_CHAN = 0x00000002;
     public static final int SEQ4_STATUS_CB_PATH_DOWN = 0x00000001;
     public static final int SEQ4_STATUS_CB_PATH_DOWN_SESSION = 0x00000200;
     public static final int SEQ4_STATUS_BACKCHANNEL_FAULT = 0x00000400;
+    /** The SEQ4_STATUS bits that say the server has no back channel path to us (RFC 8881 §18.46.3). */
+    public static final int SEQ4_STATUS_CB_PATH_FLAGS = SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION;
+
+    // BIND_CONN_TO_SESSION channel directions (RFC 5662)
+    public static final int CDFC4_FORE = 0x1;
+    public static final int CDFC4_BACK = 0x2;
+    public static final int CDFC4_FORE_OR_BOTH = 0x3;
+    public static final int CDFS4_FORE = 0x1;
+    public static final int CDFS4_BACK = 0x2;
+    public static final int CDFS4_BOTH = 0x3;
 
     // OPEN (RFC 5662)
     public static final int OPEN4_SHARE_ACCESS_READ = 1;

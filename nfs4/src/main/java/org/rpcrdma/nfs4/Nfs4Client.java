@@ -16,13 +16,19 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.rpcrdma.oncrpc.OncRpcClient;
 import org.rpcrdma.oncrpc.RpcDispatcher;
+import org.rpcrdma.oncrpc.RpcReplyException;
 import org.rpcrdma.oncrpc.RpcTransport;
 import java.util.function.Supplier;
+import org.rpcrdma.transport.BackchannelNotEnabledException;
 import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.ChunksUnavailableException;
 import org.rpcrdma.transport.Connection;
+import org.rpcrdma.transport.RdmaErrorException;
 import org.rpcrdma.transport.RpcRdmaClient;
+import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.wire.AuthSys;
+import org.rpcrdma.transport.wire.RpcRdma;
 
 /**
  * A minimal NFSv4.1 client (RFC 8881) over RPC-over-RDMA, with its callback service on the
@@ -31,9 +37,11 @@ import org.rpcrdma.transport.wire.AuthSys;
  * <p>{@link #connect} serves the back channel on the connection first, then NULL,
  * EXCHANGE_ID, CREATE_SESSION with CREATE_SESSION4_FLAG_CONN_BACK_CHAN (callback program
  * {@link Nfs4#CB_PROGRAM}, AUTH_SYS callback security, back-channel ca_maxrequests = the
- * transport's backward credits) and SEQUENCE + RECLAIM_COMPLETE. Every later COMPOUND
- * starts with SEQUENCE on a slot of the {@link SlotTable}; NFS4ERR_GRACE and NFS4ERR_DELAY
- * are retried a bounded number of times. A CB_RECALL of a delegation we hold is answered
+ * transport's backward credits, request and response sizes what fits inline) and
+ * SEQUENCE + RECLAIM_COMPLETE. Every later COMPOUND starts with SEQUENCE on a slot of the
+ * {@link SlotTable}; NFS4ERR_GRACE and NFS4ERR_DELAY are retried a bounded number of times.
+ * After a reconnect the new connection's back channel is bound to the session
+ * ({@link BackChannelBinder}). A CB_RECALL of a delegation we hold is answered
  * at once and its DELEGRETURN sent from another thread (never the transport's, which
  * delivers the callback); {@link #recalls()} reports each one.
  */
@@ -52,6 +60,7 @@ public final class Nfs4Client implements AutoCloseable {
 
     private final Supplier<Connection> connection;
     private final java.util.function.Consumer<CallHandler> serveBackward;
+    private final BackChannelBinder binder;
     private final AutoCloseable owned;
     private final OncRpcClient nfs;
     private final CallbackService callbacks = new CallbackService(this::recall);
@@ -73,6 +82,7 @@ public final class Nfs4Client implements AutoCloseable {
             java.util.function.Consumer<CallHandler> serveBackward, AutoCloseable owned, AuthSys cred) {
         this.connection = connection;
         this.serveBackward = serveBackward;
+        this.binder = new BackChannelBinder(connection, this::bind);
         this.owned = owned;
         this.nfs = new OncRpcClient(transport, Nfs4.PROGRAM, Nfs4.VERSION).withAuthSys(cred);
         byte[] id = new byte[8];
@@ -91,8 +101,12 @@ public final class Nfs4Client implements AutoCloseable {
             throw new IllegalArgumentException("NFSv4.1 callbacks need backward credits (withBackwardCredits)");
         }
         RpcRdmaClient rdma = RpcRdmaClient.connect(server, options);
-        return establish(new Nfs4Client(RpcTransport.of(rdma), rdma::connection, rdma::serveBackwardCalls, rdma, cred), options.backwardCredits(),
-                cred);
+        Nfs4Client c = establish(new Nfs4Client(RpcTransport.of(rdma), rdma::connection, rdma::serveBackwardCalls, rdma,
+                cred), options.backwardCredits(), cred);
+        // a new connection serves our callbacks at once (the transport re-serves them), but
+        // the server sends them only on a connection bound to the session's back channel
+        rdma.onReconnect(conn -> c.binder.reconnected(conn));
+        return c;
     }
 
     /**
@@ -109,6 +123,7 @@ public final class Nfs4Client implements AutoCloseable {
             return c;
         } catch (RuntimeException | InterruptedException e) {
             c.returner.shutdownNow();
+            c.binder.close();
             c.closeOwned();
             throw e;
         }
@@ -128,7 +143,11 @@ public final class Nfs4Client implements AutoCloseable {
         LOG.log(Level.DEBUG, "client ID {0} ({1}); CREATE_SESSION", Long.toHexString(clientId), x.implName());
         ChannelAttrs fore = new ChannelAttrs(0, FileOps.MAX_IO + 64 * 1024, FileOps.MAX_IO + 64 * 1024, 4096, 16,
                 FORE_SLOTS, -1);
-        ChannelAttrs back = new ChannelAttrs(0, 4096, 4096, 0, 8, backwardCredits, -1);
+        // RFC 8167 §5.3: callbacks and their replies go inline (RDMA_MSG, no chunks), so what
+        // fits is the inline threshold of each direction less the transport header
+        Connection conn = connection.get();
+        ChannelAttrs back = new ChannelAttrs(0, conn.receiveInlineThreshold() - RpcRdma.INLINE_MSG_HEADER_BYTES,
+                conn.sendInlineThreshold() - RpcRdma.INLINE_MSG_HEADER_BYTES, 0, 8, backwardCredits, -1);
         var cs = SessionOps.createSession(clientId, x.sequenceId(), Nfs4.CREATE_SESSION4_FLAG_CONN_BACK_CHAN, fore,
                 back, Nfs4.CB_PROGRAM, cred);
         session = plain(Compound.of(cs)).get(cs);
@@ -137,6 +156,7 @@ public final class Nfs4Client implements AutoCloseable {
                     "the server did not bind the back channel to this connection");
         }
         sessionId = session.sessionId();
+        binder.bound(connection.get());
         callbacks.session(sessionId, Math.max(1, session.back().maxRequests()));
         slots = new SlotTable(Math.max(1, Math.min(FORE_SLOTS, session.fore().maxRequests())));
         compound(Compound.of(SessionOps.reclaimComplete(false))).check();
@@ -169,17 +189,31 @@ public final class Nfs4Client implements AutoCloseable {
             CompoundResult r;
             try {
                 r = nfs.call(full.procedure(), full, receptacle, maxReplyBytes);
-            } catch (RuntimeException | InterruptedException e) {
+            } catch (RuntimeException e) {
+                slots.release(s, sent(e) ? SlotTable.Outcome.UNKNOWN : SlotTable.Outcome.NOT_SEQUENCED);
+                throw e;
+            } catch (InterruptedException e) {
                 slots.release(s, SlotTable.Outcome.UNKNOWN);
                 throw e;
             }
-            if (r.count() > 0 && r.status(0) == Nfs4.NFS4_OK) {
+            int seqStatus = r.count() > 0 ? r.status(0) : r.status();
+            SlotTable.Outcome outcome = switch (seqStatus) {
+                case Nfs4.NFS4_OK -> SlotTable.Outcome.SEQUENCED;
+                case Nfs4.NFS4ERR_SEQ_MISORDERED -> SlotTable.Outcome.MISORDERED;
+                case Nfs4.NFS4ERR_RETRY_UNCACHED_REP, Nfs4.NFS4ERR_SEQ_FALSE_RETRY -> SlotTable.Outcome.REPLAYED;
+                default -> SlotTable.Outcome.NOT_SEQUENCED;
+            };
+            if (outcome == SlotTable.Outcome.SEQUENCED) {
                 SessionOps.SequenceResult sr = r.get(seq);
                 slots.target(sr.targetHighestSlotId());
                 lastSequenceFlags = sr.statusFlags();
-                slots.release(s, SlotTable.Outcome.SEQUENCED);
-            } else {
-                slots.release(s, SlotTable.Outcome.NOT_SEQUENCED);
+                binder.sequenceFlags(sr.statusFlags());
+            }
+            if (slots.release(s, outcome) && attempt < RETRIES) {
+                // the server's answer corrected the slot's sequence ID; nothing was executed
+                LOG.log(Level.DEBUG, "{0} on slot {1} seq {2}: nfsstat4 {3}, slot corrected, sending again", c.ops(),
+                        s.id(), s.sequenceId(), seqStatus);
+                continue;
             }
             LOG.log(Level.DEBUG, "{0} on slot {1} seq {2}: status {3}", c.ops(), s.id(), s.sequenceId(), r.status());
             if ((r.status() == Nfs4.NFS4ERR_GRACE || r.status() == Nfs4.NFS4ERR_DELAY) && attempt < RETRIES) {
@@ -189,6 +223,31 @@ public final class Nfs4Client implements AutoCloseable {
             }
             return r;
         }
+    }
+
+    /**
+     * Whether a call that failed with {@code e} may have reached the server. Refusals before
+     * sending (argument checks, encode errors, {@link ChunksUnavailableException},
+     * {@link BackchannelNotEnabledException}) and answers below NFS ({@link RdmaErrorException},
+     * an RPC-level {@link RpcReplyException}) leave the slot as it was; a timeout, a lost
+     * connection or a reply we could not read may follow an executed request.
+     */
+    static boolean sent(RuntimeException e) {
+        if (!(e instanceof RpcRdmaException)) {
+            return false;
+        }
+        return !(e instanceof ChunksUnavailableException || e instanceof BackchannelNotEnabledException
+                || e instanceof RdmaErrorException || e instanceof RpcReplyException);
+    }
+
+    /**
+     * BIND_CONN_TO_SESSION on the current connection for both channels (RFC 8881 §18.34;
+     * RFC 8167 §3.2: a back channel on a connection is announced by CREATE_SESSION or this),
+     * without SEQUENCE, alone in its COMPOUND.
+     */
+    private SessionOps.BindResult bind() throws InterruptedException {
+        var b = SessionOps.bindConnToSession(sessionId, Nfs4.CDFC4_FORE_OR_BOTH);
+        return plain(Compound.of(b)).get(b);
     }
 
     /** Opens {@code name} in the export's root with {@code shareAccess} (OPEN4_SHARE_ACCESS_* and WANT bits). */
@@ -287,6 +346,11 @@ public final class Nfs4Client implements AutoCloseable {
         return session;
     }
 
+    /** BIND_CONN_TO_SESSIONs that bound a connection's back channel to the session, after the first connection. */
+    public long backChannelBinds() {
+        return binder.binds();
+    }
+
     /** The sr_status_flags of the last SEQUENCE (SEQ4_STATUS_CB_PATH_DOWN and the rest). */
     public int lastSequenceFlags() {
         return lastSequenceFlags;
@@ -299,6 +363,7 @@ public final class Nfs4Client implements AutoCloseable {
     /** DESTROY_SESSION, DESTROY_CLIENTID (best effort), then the connection. */
     @Override
     public void close() {
+        binder.close();
         returner.shutdown();
         try {
             returner.awaitTermination(10, TimeUnit.SECONDS);

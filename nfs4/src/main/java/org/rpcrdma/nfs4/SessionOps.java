@@ -22,6 +22,13 @@ public final class SessionOps {
     public record SequenceResult(byte[] sessionId, int sequenceId, int slotId, int highestSlotId,
             int targetHighestSlotId, int statusFlags) {}
 
+    /** BIND_CONN_TO_SESSION4resok (RFC 5662): the session and the channels the connection now serves (CDFS4_*). */
+    public record BindResult(byte[] sessionId, int dir, boolean rdmaMode) {
+        public boolean backChannel() {
+            return (dir & Nfs4.CDFS4_BACK) != 0;
+        }
+    }
+
     /**
      * EXCHANGE_ID: {@code client_owner4 {verifier4 co_verifier; opaque co_ownerid<>}},
      * eia_flags 0, SP4_NONE state protection, no implementation id.
@@ -94,6 +101,19 @@ public final class SessionOps {
                 .writeInt(slotId).writeInt(highestSlotId).writeBoolean(cacheThis),
                 r -> new SequenceResult(r.readFixedOpaque(Nfs4.NFS4_SESSIONID_SIZE), r.readInt(), r.readInt(),
                         r.readInt(), r.readInt(), r.readInt()));
+    }
+
+    /**
+     * BIND_CONN_TO_SESSION (RFC 8881 §18.34): associates the connection it is sent on with
+     * the session, for {@code dir} (CDFC4_*). Alone in its COMPOUND, without SEQUENCE.
+     * {@code bctsa_use_conn_in_rdma_mode} is false: it is for a connection that starts in
+     * TCP mode and moves to RDMA (RFC 8881 §2.10.5.1), and ours is RDMA from the start.
+     */
+    public static Op<BindResult> bindConnToSession(byte[] sessionId, int dir) {
+        byte[] s = checkSession(sessionId);
+        return new Op<>(Nfs4.OP_BIND_CONN_TO_SESSION, "BIND_CONN_TO_SESSION", (w, x) -> w.writeFixedOpaque(s)
+                .writeInt(dir).writeBoolean(false), r -> new BindResult(r.readFixedOpaque(Nfs4.NFS4_SESSIONID_SIZE),
+                        r.readInt(), r.readBoolean()));
     }
 
     /** RECLAIM_COMPLETE (RFC 8881 §18.51): nothing to reclaim, so OPEN may follow. */

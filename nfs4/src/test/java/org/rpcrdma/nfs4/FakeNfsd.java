@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.oncrpc.RpcDispatcher;
 import org.rpcrdma.oncrpc.RpcProcedure;
+import org.rpcrdma.oncrpc.RpcServerCall;
 import org.rpcrdma.oncrpc.XdrCodec;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.wire.XdrException;
@@ -33,14 +34,50 @@ final class FakeNfsd {
     volatile boolean bindBackChannel = true;
     volatile Connection connection;
     volatile int misordered;
+    volatile int replays;
+    /** SEQUENCE answers SEQ4_STATUS_CB_PATH_DOWN until a BIND_CONN_TO_SESSION names a back channel. */
+    volatile boolean pathDown;
+    /** Each BIND_CONN_TO_SESSION's csa_dir, in order. */
+    final List<Integer> binds = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final CompletableFuture<Integer> firstBind = new CompletableFuture<>();
+    /** Whether a BIND_CONN_TO_SESSION for the back channel clears {@link #pathDown} (nfsd's once its probe succeeds). */
+    volatile boolean bindClearsPathDown = true;
+    /** The next COMPOUND: answered at once, or held unanswered (executed first, or not at all) until {@link #answerHeld}. */
+    volatile Hold hold = Hold.NONE;
+    private RpcServerCall<byte[]> held;
+    private byte[] heldAnswer;
+
+    enum Hold { NONE, EXECUTE_THEN_HOLD, HOLD_UNEXECUTED }
 
     FakeNfsd() {
         dispatcher.program(Nfs4.PROGRAM, Nfs4.VERSION).procedure(new RpcProcedure<>(1,
                 XdrCodec.of((w, v) -> { }, FakeNfsd::readCompound), XdrCodec.<byte[]>of((w, b) -> w.writeFixedOpaque(b),
                         r -> null)), (req, call) -> {
                             connection = call.connection();
-                            call.reply(answer(req));
+                            Hold h = hold;
+                            if (h == Hold.NONE) {
+                                call.reply(answer(req));
+                                return;
+                            }
+                            hold = Hold.NONE;
+                            synchronized (this) {
+                                held = call;
+                                heldAnswer = h == Hold.EXECUTE_THEN_HOLD ? answer(req) : null;
+                            }
                         });
+    }
+
+    /**
+     * Answers the held COMPOUND now (late: its caller has given up): with the answer it
+     * executed, or SYSTEM_ERR for one never executed.
+     */
+    synchronized void answerHeld() {
+        if (heldAnswer != null) {
+            held.reply(heldAnswer);
+        } else {
+            held.replySystemErr();
+        }
+        held = null;
     }
 
     /** The decoded operations of a COMPOUND: code, then its arguments as read. */
@@ -76,6 +113,7 @@ final class FakeNfsd {
                 case 53 -> new Object[] {op, r.readFixedOpaque(16), r.readInt(), r.readInt(), r.readInt(),
                     r.readBoolean()};
                 case 58 -> new Object[] {op, r.readBoolean()};
+                case 41 -> new Object[] {op, r.readFixedOpaque(16), r.readInt(), r.readBoolean()};
                 case 24, 10 -> new Object[] {op};
                 case 22 -> new Object[] {op, r.readOpaque(128)};
                 case 18 -> new Object[] {op, r.readInt(), r.readInt(), r.readInt(), r.readLong(), r.readOpaque(1024),
@@ -125,12 +163,16 @@ final class FakeNfsd {
                     int slot = (int) a[3];
                     if (slot >= SLOTS) {
                         st = Nfs4.NFS4ERR_BADSLOT;
+                    } else if (seq == lastSeq[slot]) { // a retry of the last request; nothing cached (RFC 8881 §2.10.6.1.3)
+                        replays++;
+                        st = Nfs4.NFS4ERR_RETRY_UNCACHED_REP;
                     } else if (seq != lastSeq[slot] + 1) {
                         misordered++;
                         st = Nfs4.NFS4ERR_SEQ_MISORDERED;
                     } else {
                         lastSeq[slot] = seq;
-                        res.fixed(SESSION).u32(seq, slot, SLOTS - 1, SLOTS - 1, 0);
+                        res.fixed(SESSION).u32(seq, slot, SLOTS - 1, SLOTS - 1,
+                                pathDown ? Nfs4.SEQ4_STATUS_CB_PATH_DOWN : 0);
                     }
                 }
                 case 18 -> {
@@ -139,6 +181,22 @@ final class FakeNfsd {
                     } else {
                         res.u32(1).fixed(OPEN_OTHER).u32(1).u64(1).u64(2).u32(4).u32(0)
                                 .u32(Nfs4.OPEN_DELEGATE_READ).u32(1).fixed(DELEG_OTHER).u32(0).u32(0, 0, 0).str("");
+                    }
+                }
+                case 41 -> { // BIND_CONN_TO_SESSION: alone, no SEQUENCE (RFC 8881 §18.34)
+                    int dir = (int) a[2];
+                    if (!java.util.Arrays.equals(SESSION, (byte[]) a[1])) {
+                        st = Nfs4.NFS4ERR_BADSESSION;
+                    } else if (req.ops().size() != 1) {
+                        st = 10081; // NFS4ERR_NOT_ONLY_OP
+                    } else {
+                        binds.add(dir);
+                        firstBind.complete(dir);
+                        boolean back = (dir & Nfs4.CDFC4_BACK) != 0;
+                        res.fixed(SESSION).u32(back ? Nfs4.CDFS4_BOTH : Nfs4.CDFS4_FORE).u32((boolean) a[3] ? 1 : 0);
+                        if (back && bindClearsPathDown) {
+                            pathDown = false;
+                        }
                     }
                 }
                 case 10 -> res.opaque(FH);
@@ -175,6 +233,7 @@ final class FakeNfsd {
             case 43 -> "CREATE_SESSION";
             case 53 -> "SEQUENCE";
             case 58 -> "RECLAIM_COMPLETE";
+            case 41 -> "BIND_CONN_TO_SESSION";
             case 24 -> "PUTROOTFH";
             case 22 -> "PUTFH";
             case 10 -> "GETFH";

@@ -93,6 +93,22 @@ class Nfs4ClientTest {
     }
 
     @Test
+    void theBackChannelAdvertisesWhatFitsInlineAtTheNegotiatedThreshold() throws Exception {
+        for (int threshold : new int[] {1024, 4096}) {
+            FakeNfsd s = new FakeNfsd();
+            try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(threshold)
+                    .withBackwardCredits(2), s.dispatcher)) {
+                Nfs4Client c = Nfs4Client.open(p.client(), 2, ROOT);
+                // RFC 8167 §5.3: no chunks in the backward direction, so a callback and its reply are
+                // an RDMA_MSG of at most the inline threshold, less its 28-byte transport header
+                assertEquals(threshold - 28, c.session().back().maxRequestSize(), "ca_maxrequestsize at " + threshold);
+                assertEquals(threshold - 28, c.session().back().maxResponseSize(), "ca_maxresponsesize at " + threshold);
+                c.close();
+            }
+        }
+    }
+
+    @Test
     void aServerThatDoesNotBindTheBackChannelFailsTheConnect() {
         server.bindBackChannel = false;
         Nfs4Exception e = assertThrows(Nfs4Exception.class, () -> Nfs4Client.open(pair.client(), 2, ROOT));

@@ -1,6 +1,7 @@
 package org.rpcrdma.nfs4;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -37,16 +38,28 @@ class SlotTableTest {
     }
 
     @Test
-    void aRequestWithNoReplyRetiresItsSlot() throws Exception {
-        SlotTable t = new SlotTable(2);
+    void aRequestWithNoReplyLeavesItsSlotUncertainUntilTheServerSettlesIt() throws Exception {
+        SlotTable t = new SlotTable(1);
         SlotTable.Slot a = t.acquire(1, TimeUnit.SECONDS);
-        t.release(a, SlotTable.Outcome.UNKNOWN);
-        assertTrue(t.isRetired(0));
-        assertEquals(1, t.acquire(1, TimeUnit.SECONDS).id(), "slot 0 is not used again in this session");
-        SlotTable one = new SlotTable(1);
-        one.release(one.acquire(1, TimeUnit.SECONDS), SlotTable.Outcome.UNKNOWN);
-        assertEquals(Nfs4.NFS4ERR_BADSLOT, assertThrows(Nfs4Exception.class,
-                () -> one.acquire(1, TimeUnit.SECONDS)).status());
+        assertFalse(t.release(a, SlotTable.Outcome.UNKNOWN));
+        assertTrue(t.isUncertain(0));
+        SlotTable.Slot b = t.acquire(1, TimeUnit.SECONDS);
+        assertEquals(new SlotTable.Slot(0, 2, 0), b, "the slot is used again, guessing the request ran");
+        assertTrue(t.release(b, SlotTable.Outcome.MISORDERED), "it did not: send again");
+        assertFalse(t.isUncertain(0));
+        SlotTable.Slot c = t.acquire(1, TimeUnit.SECONDS);
+        assertEquals(1, c.sequenceId(), "back to the ID the server expects");
+        assertFalse(t.release(c, SlotTable.Outcome.MISORDERED), "on a certain slot SEQ_MISORDERED is an error");
+        assertEquals(1, t.nextSequenceId(0));
+        SlotTable.Slot d = t.acquire(1, TimeUnit.SECONDS);
+        assertTrue(t.release(d, SlotTable.Outcome.REPLAYED), "the server had executed ID 1: send again");
+        assertEquals(2, t.nextSequenceId(0));
+        SlotTable.Slot e = t.acquire(1, TimeUnit.SECONDS);
+        assertFalse(t.release(e, SlotTable.Outcome.UNKNOWN));
+        SlotTable.Slot f = t.acquire(1, TimeUnit.SECONDS);
+        assertFalse(t.release(f, SlotTable.Outcome.SEQUENCED));
+        assertFalse(t.isUncertain(0), "a SEQUENCE that succeeded settles the slot");
+        assertEquals(4, t.nextSequenceId(0));
     }
 
     @Test

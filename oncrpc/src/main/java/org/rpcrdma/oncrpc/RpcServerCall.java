@@ -1,6 +1,5 @@
 package org.rpcrdma.oncrpc;
 
-import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.IncomingCall;
@@ -77,18 +76,20 @@ public final class RpcServerCall<R> {
     }
 
     /**
-     * Answers MSG_ACCEPTED / SUCCESS with {@code result}. DDP seam: once the transport has
-     * chunks, a DDP-eligible result item goes into the Write chunk the caller provided
-     * (and a large reply into its Reply chunk) instead of inline.
+     * Answers MSG_ACCEPTED / SUCCESS with {@code result}. Its DDP-eligible items
+     * ({@link Codecs#payload}, say an NFS READ's data) go into the write chunks the caller
+     * offered, the k-th item into the k-th chunk (RFC 8166 §3.4.6); the rest inline, or
+     * through the caller's Reply chunk when it does not fit inline ({@link DdpReply}).
      *
-     * @throws org.rpcrdma.transport.ReplyRefusedException if the reply is too large to
-     *         send inline (the caller got RDMA_ERROR / ERR_CHUNK instead)
+     * @throws org.rpcrdma.transport.ReplyRefusedException if the reply cannot be sent as
+     *         the call allows (too large to go inline with no Reply chunk, or an item larger
+     *         than its write chunk): the caller got RDMA_ERROR / ERR_CHUNK instead
      */
     public void reply(R result) {
         claim();
-        MemorySegment m;
+        MessageEncoder.Encoded m;
         try {
-            m = MessageEncoder.encode(w -> {
+            m = MessageEncoder.encodeWithItems(w -> {
                 RpcReplyHeader.encodeAccepted(w, in.xid(), OpaqueAuth.NONE, OncRpc.SUCCESS);
                 results.encode(w, result);
             });
@@ -96,7 +97,7 @@ public final class RpcServerCall<R> {
             in.reply(Replies.accepted(in.xid(), OncRpc.SYSTEM_ERR)); // the caller still gets its answer
             throw e;
         }
-        in.reply(m);
+        DdpReply.send(in, m);
     }
 
     /** Answers SYSTEM_ERR (the server failed). */

@@ -147,6 +147,11 @@ final class ServerConformance {
         c.add(ok("auth-sys-machinename-over-255", "RFC 5531 Appendix A machinename<255>, §9 AUTH_BADCRED",
                 callCred(PROG, 2, 0, cat(new int[] {SYS, 276, 7, 256}, repeat(0x61616161, 64), new int[] {1000, 100, 0})),
                 authError(1)));
+        c.add(ok("auth-sys-machinename-not-utf8", "RFC 5531 Appendix A, §9 AUTH_BADCRED (a body that does not decode)",
+                callCred(PROG, 2, 0, new int[] {SYS, 24, 7, 4, 0x68C32874, 1000, 100, 0}), authError(1)));
+        c.add(ok("auth-sys-machinename-255-bytes-not-utf8", "RFC 5531 Appendix A, §9 AUTH_BADCRED",
+                callCred(PROG, 2, 0, cat(new int[] {SYS, 276, 7, 255}, repeat(0xFFFFFFFF, 63), new int[] {0xFFFFFF00,
+                        1000, 100, 0})), authError(1)));
         c.add(ok("auth-sys-gids-over-16", "RFC 5531 Appendix A gids<16>, §9 AUTH_BADCRED",
                 callCred(PROG, 2, 0, cat(new int[] {SYS, 88, 7, 0, 1000, 100, 17}, repeat(5, 17))), authError(1)));
         c.add(big("auth-sys-gids-near-2^32", "RFC 5531 Appendix A gids<16>, §9 AUTH_BADCRED",

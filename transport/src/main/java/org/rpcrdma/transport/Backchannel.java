@@ -12,21 +12,25 @@ import java.util.concurrent.TimeUnit;
  * <p>A server cannot connect to a client, so a backward call whose connection is lost
  * must wait for the client to connect again before it can be retransmitted (RFC 8167
  * §5.4). Calls made here are sent on the connection the client last enabled its
- * backchannel on; when that connection is lost, outstanding and new calls wait up to
- * {@link RpcRdmaOptions#backchannelWaitMillis()} for the client to come back, are then
- * sent again on the new connection with the same XID, or fail with
- * {@link ConnectionLostException} naming the wait. (The RFC lets a requester wait
- * indefinitely; a bound keeps a vanished client from holding calls forever.)
+ * backchannel on; when that connection is lost, outstanding and new calls wait for the
+ * client to come back, are then sent again on the new connection with the same XID. By
+ * default they wait without limit, as the RFC requires of a backward requester (each call
+ * still ends at its own timeout); with {@link RpcRdmaOptions#backchannelWaitMillis()} set
+ * they fail after that long with {@link ConnectionLostException} naming the wait.
  *
- * <p>A backchannel whose client stayed away longer than the wait, with no call waiting, is
- * forgotten by the server (so clients that come and go do not accumulate); if that client
- * returns, {@link RpcRdmaServer#backchannel} gives a new one.
+ * <p>A backchannel whose client stayed away longer than the wait ({@link #IDLE_FORGET_MILLIS}
+ * without one), with no call waiting, is forgotten by the server (so clients that come and
+ * go do not accumulate); if that client returns, {@link RpcRdmaServer#backchannel} gives a
+ * new one.
  *
  * <p>Our clients identify themselves when they enable the backchannel
  * ({@link RpcRdmaClient#clientId()}); an upper layer that knows its clients by other means
  * (an NFSv4.1 session) binds connections itself with {@link RpcRdmaServer#bindBackchannel}.
  */
 public final class Backchannel {
+    /** Without a wait limit: how long an absent client's backchannel with no call waiting is kept. */
+    static final long IDLE_FORGET_MILLIS = 30_000;
+
     private final long clientId;
     private final long waitMillis;
     private final long defaultTimeoutMillis;
@@ -58,6 +62,7 @@ public final class Backchannel {
     /** Calls waiting for the client to reconnect. */
     public int waitingCalls() {
         synchronized (lock) {
+            waiting.removeIf(OutgoingCall::isDone);
             return waiting.size();
         }
     }
@@ -121,7 +126,7 @@ public final class Backchannel {
             gone = closed;
             if (!gone && (now == lost || now == null || !now.isOpen())) {
                 park(orphans);
-                CompletableFuture.delayedExecutor(waitMillis, TimeUnit.MILLISECONDS).execute(() -> forgetIfAbandoned(lost));
+                CompletableFuture.delayedExecutor(forgetMillis(), TimeUnit.MILLISECONDS).execute(() -> forgetIfAbandoned(lost));
                 return;
             }
         }
@@ -136,8 +141,14 @@ public final class Backchannel {
     private void park(List<OutgoingCall> orphans) {
         for (OutgoingCall o : orphans) {
             waiting.add(o);
-            CompletableFuture.delayedExecutor(waitMillis, TimeUnit.MILLISECONDS).execute(() -> expire(o));
+            if (waitMillis > 0) {
+                CompletableFuture.delayedExecutor(waitMillis, TimeUnit.MILLISECONDS).execute(() -> expire(o));
+            }
         }
+    }
+
+    private long forgetMillis() {
+        return waitMillis > 0 ? waitMillis : IDLE_FORGET_MILLIS;
     }
 
     private void expire(OutgoingCall o) {
@@ -157,9 +168,10 @@ public final class Backchannel {
             if (closed || bound != lost) {
                 return; // closed, or the client came back
             }
+            waiting.removeIf(OutgoingCall::isDone); // ended at their own timeouts while waiting
             if (!waiting.isEmpty()) {
                 // calls made while it was away still wait: look again when they have expired
-                CompletableFuture.delayedExecutor(waitMillis, TimeUnit.MILLISECONDS).execute(() -> forgetIfAbandoned(lost));
+                CompletableFuture.delayedExecutor(forgetMillis(), TimeUnit.MILLISECONDS).execute(() -> forgetIfAbandoned(lost));
                 return;
             }
             closed = true;

@@ -6,19 +6,21 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.rpcrdma.transport.core.Events;
 
 /**
  * Which connection of an {@link RpcRdmaClient} is current, and what happens to calls between
  * connections. When the connection is lost (not closed by us) its calls that could not
- * complete are handed over here ({@link #adopt}); the client connects again, up to
- * {@link RpcRdmaOptions#reconnectAttempts()} times, if it has something to carry over: calls
- * not yet sent, calls made with {@code retry} (sent again with the same XID, so a server's
- * duplicate request cache recognises them), or an enabled backchannel, which the forward
- * requester must keep connected (RFC 8167 §5.4). Calls made meanwhile are parked and sent on
+ * complete are handed over here ({@link #adopt}); the client connects again if it has
+ * something to carry over: calls not yet sent, calls made with {@code retry} (sent again
+ * with the same XID, so a server's duplicate request cache recognises them), or an enabled
+ * backchannel, which the forward requester must keep connected (RFC 8167 §5.4): how often
+ * and for how long is {@link ReconnectBackoff}'s. Calls made meanwhile are parked and sent on
  * the new connection. Other outstanding calls fail with {@link ConnectionLostException};
  * with nothing to carry over, the lost connection is released at once.
  *
@@ -34,6 +36,8 @@ final class ClientReconnector {
     /** Makes a new connection (throws if it cannot). */
     private final Supplier<ClientAttachment> attach;
     private final LongAdder reconnects = new LongAdder();
+    private final LongAdder failures = new LongAdder();
+    private final List<Consumer<Connection>> reconnected = new CopyOnWriteArrayList<>();
     private final Object lock = new Object();
     /** Calls to send on the next connection (guarded by lock). */
     private final List<OutgoingCall> waiting = new ArrayList<>();
@@ -61,6 +65,16 @@ final class ClientReconnector {
     /** Successful reconnects so far. */
     long reconnects() {
         return reconnects.sum();
+    }
+
+    /** {@code listener} is told of each new connection after a reconnect (see {@link RpcRdmaClient#onReconnect}). */
+    void onReconnect(Consumer<Connection> listener) {
+        reconnected.add(listener);
+    }
+
+    /** Reconnect attempts that failed so far. */
+    long failedReconnects() {
+        return failures.sum();
     }
 
     /**
@@ -133,7 +147,10 @@ final class ClientReconnector {
         old.destroy(); // the connection is already lost: its calls were handed to us or failed
         Events.state(old.connection.toString(), "RECONNECTING", server.toString());
         RuntimeException last = null;
-        for (int attempt = 1; attempt <= options.reconnectAttempts(); attempt++) {
+        ReconnectBackoff backoff = new ReconnectBackoff(options, backchannel != null, System.nanoTime());
+        int attempt = 0;
+        while (backoff.mayAttempt(attempt + 1, System.nanoTime())) {
+            attempt++;
             synchronized (lock) {
                 if (closed) {
                     break;
@@ -144,11 +161,9 @@ final class ClientReconnector {
                 a = attach.get();
             } catch (RuntimeException e) {
                 last = e;
+                failures.increment();
                 LOG.log(Level.DEBUG, "reconnect {0} to {1} failed: {2}", attempt, server, e.getMessage());
-                try {
-                    Thread.sleep(Math.min(100L * attempt, 1000L));
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
+                if (!backoff.mayAttempt(attempt + 1, System.nanoTime()) || !pause(backoff.delayMillis(attempt))) {
                     break;
                 }
                 continue;
@@ -178,6 +193,13 @@ final class ClientReconnector {
                 a.connection.serveBackwardCalls(backchannel);
             }
             resend.forEach(a.connection::resubmit);
+            for (var l : reconnected) {
+                try {
+                    l.accept(a.connection);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "a reconnect listener failed: {0}", e.toString());
+                }
+            }
             return;
         }
         List<OutgoingCall> failed;
@@ -187,9 +209,25 @@ final class ClientReconnector {
             waiting.clear();
         }
         ConnectionLostException e = new ConnectionLostException("connection to " + server + " lost; "
-                + options.reconnectAttempts() + " reconnect attempts failed"
+                + attempt + " reconnect attempts failed"
                 + (last == null ? "" : ": " + last.getMessage()), last);
         failed.forEach(o -> o.fail(e));
+    }
+
+    /** Waits {@code millis} unless closed meanwhile; false if closed or interrupted. */
+    private boolean pause(long millis) {
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        synchronized (lock) {
+            try {
+                for (long left = millis; !closed && left > 0; left = TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())) {
+                    lock.wait(left);
+                }
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            return !closed;
+        }
     }
 
     /**
@@ -205,6 +243,7 @@ final class ClientReconnector {
                 return null;
             }
             closed = true;
+            lock.notifyAll(); // a reconnect pausing between attempts stops now
             failed = List.copyOf(waiting);
             waiting.clear();
             r = reconnector;

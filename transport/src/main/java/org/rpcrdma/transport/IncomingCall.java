@@ -1,6 +1,7 @@
 package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 /**
  * A call received from the peer (a forward call on a server, a backward call on a client).
@@ -37,6 +38,24 @@ public interface IncomingCall {
             return;
         }
         throw new UnsupportedOperationException("DDP replies are not supported by " + getClass().getName());
+    }
+
+    /**
+     * Replies with several DDP results: {@code payloads.get(k)} goes into write chunk k (the
+     * first DDP-eligible result into the first chunk, and so on: implementation-experience
+     * draft §3.8), each without XDR pad; {@code rpcReply} is reduced by all of them. Results
+     * beyond the chunks offered stay in {@code rpcReply}; a reply too large to go inline
+     * goes through the call's Reply chunk as well. Refused ({@link ReplyRefusedException},
+     * the requester answered ERR_CHUNK) if there are more payloads than write chunks or one
+     * does not fit its chunk.
+     */
+    default void replyDdp(MemorySegment rpcReply, List<MemorySegment> payloads) {
+        switch (payloads.size()) {
+            case 0 -> reply(rpcReply);
+            case 1 -> reply(rpcReply, payloads.get(0));
+            default -> throw new UnsupportedOperationException("DDP replies with several results are not supported by "
+                    + getClass().getName());
+        }
     }
 
     /** Write chunks the requester offered for DDP results (RFC 8166 §3.4.6). */

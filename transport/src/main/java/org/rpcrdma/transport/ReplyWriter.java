@@ -1,6 +1,7 @@
 package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.wire.RpcRdma;
@@ -18,7 +19,9 @@ import org.rpcrdma.transport.wire.WriteList;
  * <li>one that does not goes by RDMA Write into the Reply chunk, then an RDMA_NOMSG Send
  *     (RFC 8166 §3.5.4) — the Send follows the Writes on the same send queue, so the
  *     requester sees the data placed when the Send arrives;</li>
- * <li>a DDP result goes into write chunk 0 by RDMA Write, never its XDR pad (§3.4.6).</li>
+ * <li>DDP result k goes into write chunk k by RDMA Write, never its XDR pad (§3.4.6;
+ *     implementation-experience draft §3.8: the first result to the first chunk, and so
+ *     on); with a Reply chunk as well when the rest does not fit inline.</li>
  * </ul>
  * Every write chunk offered is returned with its segment count unchanged and each
  * segment's length set to the bytes written there, 0 when unused (RFC 8166 §4.3.2).
@@ -41,15 +44,24 @@ final class ReplyWriter {
     }
 
     /**
-     * Sends {@code reply} (and {@code payload} into write chunk 0, if not null) for call
+     * Sends {@code reply} (and {@code payloads.get(k)} into write chunk k) for call
      * {@code xid}. Returns null once it is on its way, or why it cannot be sent (nothing was
      * sent: the caller answers ERR_CHUNK). The segments may be reused once this returns.
      */
-    String send(int xid, int credit, MemorySegment reply, CallChunks chunks, MemorySegment payload) {
-        long payloadLength = payload == null ? 0 : payload.byteSize();
-        if (payload != null && payloadLength > chunks.writeCapacity(0)) {
-            return "its DDP result of " + payloadLength + " bytes is over the " + chunks.writeCapacity(0)
-                    + " bytes of the call's first write chunk";
+    String send(int xid, int credit, MemorySegment reply, CallChunks chunks, List<MemorySegment> payloads) {
+        int n = payloads.size();
+        if (n > chunks.writes.chunkCount()) {
+            return "its " + n + " DDP results are more than the call's " + chunks.writes.chunkCount()
+                    + " write chunks";
+        }
+        long payloadLength = 0;
+        for (int k = 0; k < n; k++) {
+            long len = payloads.get(k).byteSize();
+            if (len > chunks.writeCapacity(k)) {
+                return "its DDP result " + k + " of " + len + " bytes is over the " + chunks.writeCapacity(k)
+                        + " bytes of the call's write chunk " + k;
+            }
+            payloadLength += len;
         }
         WriteList offered = chunks.writes;
         RpcRdmaHeader h = new RpcRdmaHeader(0, offered.chunkCount(), offered.segments().count(),
@@ -58,7 +70,7 @@ final class ReplyWriter {
         WriteList returned = h.writeList();
         returned.copyFrom(offered);
         for (int c = 0; c < returned.chunkCount(); c++) {
-            returned.fillChunk(c, c == 0 ? payloadLength : 0);
+            returned.fillChunk(c, c < n ? payloads.get(c).byteSize() : 0);
         }
         long length = reply.byteSize();
         boolean viaReplyChunk = RpcRdmaEncoder.encodedLength(h) + length > sendInline;
@@ -85,7 +97,7 @@ final class ReplyWriter {
         if (RpcRdmaEncoder.encodedLength(h) > sendInline) {
             return "its transport header alone is over the inline threshold of " + sendInline;
         }
-        if (!viaReplyChunk && payload == null) {
+        if (!viaReplyChunk && n == 0) {
             sends.sendWithHeader(h, reply, chunks.invalidateRkey);
             return null;
         }
@@ -95,18 +107,22 @@ final class ReplyWriter {
         if (payloadLength + length > maxChunkBytes) {
             return "it would write " + (payloadLength + length) + " bytes, over our limit of " + maxChunkBytes;
         }
-        // One buffer: [payload | reply]. The inline reply (DDP case) is sent from it too,
-        // after the Writes are posted, when the caller's segment may be gone.
+        // One buffer: [payload 0 | payload 1 | ... | reply]. The inline reply (DDP case) is
+        // sent from it too, after the Writes are posted, when the caller's segments may be gone.
         ChunkBuffer buf = link.allocateChunk(payloadLength + length);
         MemorySegment mem = buf.segment();
-        if (payload != null) {
-            MemorySegment.copy(payload, 0, mem, 0, payloadLength);
+        long at = 0;
+        for (MemorySegment p : payloads) {
+            MemorySegment.copy(p, 0, mem, at, p.byteSize());
+            at += p.byteSize();
         }
         MemorySegment.copy(reply, 0, mem, payloadLength, length);
         RdmaQueue.Job job = rdma.job(buf, true, returned.segments().count()
                 + (viaReplyChunk ? h.replyChunk().count() : 0));
-        if (payload != null) {
-            job.addSegments(returned.segments(), returned.chunkFirstSegment(0), returned.chunkSegmentCount(0), 0);
+        at = 0;
+        for (int k = 0; k < n; k++) {
+            job.addSegments(returned.segments(), returned.chunkFirstSegment(k), returned.chunkSegmentCount(k), at);
+            at += payloads.get(k).byteSize();
         }
         if (viaReplyChunk) {
             job.addSegments(h.replyChunk(), 0, h.replyChunk().count(), payloadLength);

@@ -4,6 +4,7 @@ import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.OpaqueAuth;
@@ -398,6 +399,11 @@ final class Responder {
 
         @Override
         public void reply(MemorySegment rpcReply, MemorySegment payload) {
+            replyDdp(rpcReply, payload == null ? List.of() : List.of(payload));
+        }
+
+        @Override
+        public void replyDdp(MemorySegment rpcReply, List<MemorySegment> payloads) {
             if (this == immediate) {
                 // Confined to the dispatching thread, which alone writes its fields: no lock.
                 if (immediateThread != Thread.currentThread()) {
@@ -423,7 +429,7 @@ final class Responder {
                             + " is not an RPC REPLY with that XID; the requester was answered RDMA_ERROR/ERR_CHUNK");
                 }
                 if (chunks.isEmpty()) {
-                    if (payload != null) {
+                    if (!payloads.isEmpty()) {
                         refuse(this, xid);
                         throw new ReplyRefusedException(conn + ": call 0x" + Integer.toHexString(xid)
                                 + " offered no write chunk for a DDP result; the requester was answered RDMA_ERROR/ERR_CHUNK");
@@ -439,7 +445,7 @@ final class Responder {
                     return;
                 }
                 outstanding.decrementAndGet(); // ORDER: before the Send that lets the peer call again
-                String why = writer.send(xid, grantToPeer, rpcReply, chunks, payload);
+                String why = writer.send(xid, grantToPeer, rpcReply, chunks, payloads);
                 if (why != null) {
                     outstanding.incrementAndGet(); // nothing was sent: refuse() answers it
                     refuse(this, xid);

@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The client endpoint: initiates an RC connection through rdma_cm, sends RFC 8797 private
@@ -17,8 +18,9 @@ import java.util.concurrent.TimeUnit;
  * {@link RpcRdmaOptions#reconnectAttempts()} times, if it has something to carry over:
  * calls not yet sent, calls made with {@code retry} (sent again with the same XID, so a
  * server's duplicate request cache recognises them), or an enabled backchannel, which the
- * forward requester must keep connected (RFC 8167 §5.4). Other outstanding calls fail with
- * {@link ConnectionLostException}.
+ * forward requester must keep connected (RFC 8167 §5.4): with one it goes on trying past
+ * those attempts ({@link RpcRdmaOptions#backchannelWaitMillis()}). Other outstanding calls
+ * fail with {@link ConnectionLostException}.
  *
  * <pre>{@code
  * try (RpcRdmaClient c = RpcRdmaClient.connect(new InetSocketAddress("10.0.0.1", 20049), RpcRdmaOptions.defaults())) {
@@ -72,6 +74,11 @@ public final class RpcRdmaClient implements AutoCloseable {
     /** Identifies this client to our server across reconnects (sent when enabling the backchannel). */
     public long clientId() {
         return instanceId;
+    }
+
+    /** Reconnect attempts that failed so far (a client with a backchannel keeps trying, RFC 8167 §5.4). */
+    public long failedReconnects() {
+        return reconnector.failedReconnects();
     }
 
     /** Successful reconnects so far. */
@@ -142,6 +149,16 @@ public final class RpcRdmaClient implements AutoCloseable {
      */
     public void serveBackwardCalls(CallHandler handler) {
         connection().serveBackwardCalls(handler);
+    }
+
+    /**
+     * Tells {@code listener} of each new connection after a reconnect, once it serves
+     * backward calls again and the parked calls are on their way (an NFSv4.1 client binds
+     * it to its session then: RFC 8167 §6 wants the back channel ready first). Runs on the
+     * reconnect thread: hand anything that blocks, like a call, to another thread.
+     */
+    public void onReconnect(Consumer<Connection> listener) {
+        reconnector.onReconnect(listener);
     }
 
     /** Drains and fails pending calls, disconnects and releases every verbs resource. */

@@ -28,11 +28,17 @@ import org.rpcrdma.transport.wire.ConnectPrivate;
  *                          {@link CallTimeoutException} (0: no default timeout)
  * @param receiveBatch      receives are reposted at least this many at a time
  * @param signalEvery       signal one Send in this many (selective signalling)
- * @param backchannelWaitMillis how long a server's pending backward calls wait for the
- *                          client to come back after a disconnect (RFC 8167 §5.4)
+ * @param backchannelWaitMillis how long a backchannel outlives a lost connection: a server's
+ *                          pending backward calls wait this long for the client to come
+ *                          back, a client with a backchannel keeps reconnecting this long
+ *                          (past reconnectAttempts, the pause doubling up to 30 s); 0: no
+ *                          limit, the default (RFC 8167 §5.4: backward requesters wait
+ *                          indefinitely, a client keeps its connection while callbacks are
+ *                          possible). Each call still has its own timeout
  * @param reconnectAttempts how many times a client tries to connect again after losing its
  *                          connection, when it has calls to resend or a backchannel to keep
- *                          (0: never; pending calls then fail with ConnectionLostException)
+ *                          (0: never; pending calls then fail with ConnectionLostException);
+ *                          with a backchannel, at least this many (see backchannelWaitMillis)
  * @param maxChunkBytes     the largest RPC message that travels through chunks, either way
  *                          (a long call pulled by RDMA Read, a reply written into a Reply
  *                          chunk); a peer's chunk lists claiming more are answered ERR_CHUNK
@@ -118,14 +124,15 @@ public record RpcRdmaOptions(int inlineThreshold, int credits, int backwardCredi
     /**
      * Defaults: 4 KiB inline, 32 credits, backchannel off (a server keeps at most 16
      * backward calls outstanding), event-mode polling, 5 s connect timeout, calls time out
-     * after 60 s, backward calls wait 30 s for a reconnect, 3 reconnect attempts; chunked
+     * after 60 s, 3 reconnect attempts, and a backchannel kept across a lost connection
+     * without limit (a client with one keeps reconnecting, backward calls wait); chunked
      * messages up to 1 MiB + 64 KiB in at most 64 segments, 4 MiB of chunk memory per
      * connection, 16 RDMA Reads/Writes outstanding; memory windows, remote invalidation and chunked backward calls on;
      * a 64 MiB registration cache for caller memory.
      */
     public static RpcRdmaOptions defaults() {
         return new RpcRdmaOptions(DEFAULT_INLINE, DEFAULT_CREDITS, 0, DEFAULT_BACKWARD_CALL_LIMIT, false, 0, 5000,
-                DEFAULT_CALL_TIMEOUT_MILLIS, 8, 8, 30_000, 3, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_CHUNK_SEGMENTS,
+                DEFAULT_CALL_TIMEOUT_MILLIS, 8, 8, 0, 3, DEFAULT_MAX_CHUNK_BYTES, DEFAULT_MAX_CHUNK_SEGMENTS,
                 DEFAULT_CHUNK_MEMORY_BYTES, DEFAULT_RDMA_DEPTH, true, true, true, DEFAULT_REGISTRATION_CACHE_BYTES);
     }
 

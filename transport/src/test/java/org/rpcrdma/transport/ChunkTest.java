@@ -348,6 +348,50 @@ class ChunkTest {
         }
     }
 
+    @Test
+    void severalDdpResultsGoIntoTheirWriteChunksInOrderAndMoreResultsThanChunksAreRefused() {
+        List<IncomingCall> held = new ArrayList<>();
+        try (InMemoryPair p = InMemoryPair.open(RAW, held::add); Arena a = Arena.ofConfined()) {
+            MemorySegment first = a.allocate(16);
+            MemorySegment second = a.allocate(16);
+            first.fill((byte) 0x55);
+            second.fill((byte) 0x66);
+            int rkey = p.exposeOnClient(first, true);
+            int rkey2 = p.exposeOnClient(second, true);
+            RpcRdmaHeader h = header(0x90, RpcRdma.RDMA_MSG);
+            h.writeList().beginChunk();
+            h.writeList().addSegment(rkey, 16, first.address());
+            h.writeList().beginChunk();
+            h.writeList().addSegment(rkey2, 8, second.address()).addSegment(rkey2, 8, second.address() + 8);
+            p.client().postRaw(raw(h, callMsg(0x90, 1, new byte[0])));
+            h = header(0x91, RpcRdma.RDMA_MSG);
+            h.writeList().beginChunk();
+            h.writeList().addSegment(p.exposeOnClient(first, true), 16, first.address());
+            p.client().postRaw(raw(h, callMsg(0x91, 1, new byte[0])));
+            assertEquals(2, held.size());
+            assertEquals(2, held.get(0).writeChunkCount());
+            MemorySegment r = MemorySegment.ofArray(new byte[24]);
+            Xdr.putInt(r, 0, 0x90);
+            Xdr.putInt(r, 4, OncRpc.REPLY);
+            // result 0 into chunk 0, result 1 (spanning both segments) into chunk 1; no pad
+            held.get(0).replyDdp(r, List.of(MemorySegment.ofArray(new byte[] {1, 2, 3}),
+                    MemorySegment.ofArray(new byte[] {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 9})));
+            assertArrayEquals(new byte[] {1, 2, 3, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55,
+                    0x55, 0x55}, first.toArray(ValueLayout.JAVA_BYTE));
+            assertArrayEquals(new byte[] {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 9, 0x66, 0x66, 0x66, 0x66, 0x66},
+                    second.toArray(ValueLayout.JAVA_BYTE));
+            assertEquals(14, p.server().stats().rdmaBytesWritten.sum());
+            // two results for the one chunk of 0x91: refused, the requester answered ERR_CHUNK
+            Xdr.putInt(r, 0, 0x91);
+            IncomingCall one = held.get(1);
+            org.junit.jupiter.api.Assertions.assertThrows(ReplyRefusedException.class, () -> one.replyDdp(r,
+                    List.of(MemorySegment.ofArray(new byte[1]), MemorySegment.ofArray(new byte[1]))));
+            assertEquals(1, p.server().stats().errChunkSent.sum());
+            assertEquals(14, p.server().stats().rdmaBytesWritten.sum(), "nothing written for the refused reply");
+            assertEquals(0, p.server().peerOutstandingCalls());
+        }
+    }
+
     // ---- DDP from the requester's side: a WRITE payload and a READ receptacle ----
 
     /** Serves "WRITE" calls (program 2): the payload after a length word at 40, echoed as a DDP result if it can be. */

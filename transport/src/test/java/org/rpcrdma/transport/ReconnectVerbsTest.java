@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
@@ -166,6 +167,40 @@ class ReconnectVerbsTest {
         assertInstanceOf(ConnectionLostException.class, e.getCause());
         assertTrue(e.getCause().getMessage().contains("2 reconnect attempts failed"), e.getCause().getMessage());
         assertEquals(0, client.reconnects());
+    }
+
+    /**
+     * RFC 8167 §5.4: a client that may get callbacks keeps its connection, so it goes on
+     * past its reconnect attempts (2 here) until the server takes it again (the server
+     * refuses connections meanwhile: its onConnect throws, so each attempt is rejected).
+     */
+    @Test
+    void aClientWithABackchannelKeepsReconnectingPastItsAttemptsUntilTheServerReturns() throws Exception {
+        InetAddress ip = deviceAddress();
+        RpcRdmaOptions o = OPTS.withBackwardCredits(2).withReconnectAttempts(2).withConnectTimeoutMillis(10_000);
+        AtomicBoolean refuse = new AtomicBoolean();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), c -> {
+            if (refuse.get()) {
+                throw new IllegalStateException("test: the server takes no connections for now");
+            }
+        });
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+        client.enableBackchannel(echo()).get(30, TimeUnit.SECONDS);
+        Backchannel bc = server.backchannel(client.clientId());
+        assertTrue(waitFor(() -> bc.connection() != null), "client never bound its backchannel");
+        Connection firstServerSide = bc.connection();
+
+        refuse.set(true);
+        client.connection().onLinkLost(new RpcRdmaException("test: link down"));
+        assertTrue(waitFor(() -> client.failedReconnects() > 3), "the client tried " + client.failedReconnects()
+                + " times");
+        refuse.set(false);
+        assertTrue(waitFor(() -> client.reconnects() == 1), "the client gave up reconnecting after "
+                + client.failedReconnects() + " attempts");
+        assertTrue(waitFor(() -> bc.connection() != firstServerSide), "the client did not enable its backchannel again");
+        byte[] args = {5, 6, 7, 8};
+        assertArrayEquals(args, results(bc.call(callMsg(0x61, 7, args)).get(30, TimeUnit.SECONDS)));
+        assertArrayEquals(args, results(client.call(callMsg(0x62, 1, args)).get(30, TimeUnit.SECONDS)));
     }
 
     /**

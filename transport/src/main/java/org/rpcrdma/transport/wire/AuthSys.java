@@ -1,6 +1,9 @@
 package org.rpcrdma.transport.wire;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -67,7 +70,7 @@ public record AuthSys(int stamp, String machineName, int uid, int gid, int[] gid
         XdrReader r = new XdrReader(seg, offset, length);
         try {
             int stamp = r.readInt();
-            String name = r.readString(MAX_MACHINE_NAME);
+            String name = machineName(r.readOpaque(MAX_MACHINE_NAME));
             int uid = r.readInt();
             int gid = r.readInt();
             long n = r.readUnsignedInt();
@@ -84,6 +87,22 @@ public record AuthSys(int stamp, String machineName, int uid, int gid, int[] gid
             throw e;
         } catch (XdrException e) {
             throw new RpcMessageException(RpcMessageException.Reason.BAD_AUTH_SYS, false, 0, e.getMessage());
+        }
+    }
+
+    /**
+     * The machinename's bytes as UTF-8, strictly: a lenient decode would turn each bad byte
+     * into U+FFFD (three bytes), and 255 such bytes into a name the constructor refuses.
+     * Bytes that are not UTF-8 are a credential that does not decode (RFC 5531 §9
+     * AUTH_BADCRED), never an exception a peer can provoke.
+     */
+    private static String machineName(byte[] b) throws RpcMessageException {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(b)).toString();
+        } catch (CharacterCodingException e) {
+            throw new RpcMessageException(RpcMessageException.Reason.BAD_AUTH_SYS, false, 0,
+                    "machinename is not UTF-8");
         }
     }
 
