@@ -41,6 +41,8 @@ final class BackChannelBinder {
     });
     private final LongAdder binds = new LongAdder();
     private Connection bound;
+    /** The connection the bind under way is for (null when none runs). */
+    private Connection binding;
     private boolean running;
     private boolean again;
     private boolean closed;
@@ -79,8 +81,12 @@ final class BackChannelBinder {
             return;
         }
         synchronized (this) {
-            if (current.get() == bound && System.nanoTime() - lastNanos < TimeUnit.MILLISECONDS.toNanos(REBIND_MILLIS)) {
+            Connection c = current.get();
+            if (c == bound && System.nanoTime() - lastNanos < TimeUnit.MILLISECONDS.toNanos(REBIND_MILLIS)) {
                 return;
+            }
+            if (running && c == binding) {
+                return; // flags from before that bind took effect: it is on its way
             }
         }
         LOG.log(Level.DEBUG, "SEQUENCE status flags 0x{0}: the server has no back channel path; binding", Integer.toHexString(flags));
@@ -98,10 +104,11 @@ final class BackChannelBinder {
                 return;
             }
             if (running) {
-                again = true; // a bind under way may be for the connection before this one
+                again |= current.get() != binding; // the bind under way is for the connection before this one
                 return;
             }
             running = true;
+            binding = current.get();
         }
         try {
             worker.execute(this::run);
@@ -111,7 +118,10 @@ final class BackChannelBinder {
     }
 
     private void run() {
-        Connection c = current.get();
+        Connection c;
+        synchronized (this) {
+            c = binding;
+        }
         try {
             SessionOps.BindResult r = bind.bind();
             if (r.backChannel()) {
@@ -136,6 +146,7 @@ final class BackChannelBinder {
                 rerun = again && !closed && !Thread.currentThread().isInterrupted();
                 again = false;
                 running = rerun;
+                binding = rerun ? current.get() : null;
             }
             if (rerun) {
                 try {

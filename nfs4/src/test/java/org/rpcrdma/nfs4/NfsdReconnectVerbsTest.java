@@ -64,7 +64,10 @@ class NfsdReconnectVerbsTest {
             while (c.backChannelBinds() == 0 && System.nanoTime() < until) {
                 Thread.sleep(20);
             }
-            assertEquals(1, c.backChannelBinds(), "BIND_CONN_TO_SESSION bound the new connection's back channel");
+            // at least once: nfsd may report CB_PATH_DOWN again until its probe of the new path
+            // is done, and a slow guest can take longer than the rebind period (exactly-once for
+            // one connection is BackChannelBinderTest's)
+            assertTrue(c.backChannelBinds() >= 1, "BIND_CONN_TO_SESSION bound the new connection's back channel");
 
             CompletableFuture<Long> localWrite = new CompletableFuture<>();
             Thread writer = new Thread(() -> {
