@@ -98,7 +98,7 @@ public final class OncRpcRdmaSvc {
         if (s != null) {
             s.close();
         }
-        transports.values().forEach(RdmaRpcTransport::shutdown);
+        transports.values().forEach(RdmaRpcTransport::close);
         transports.clear();
         if (ownsWorkers) {
             workers.shutdown();
@@ -120,7 +120,7 @@ public final class OncRpcRdmaSvc {
             if (e.getKey().isOpen()) {
                 return false;
             }
-            e.getValue().shutdown();
+            e.getValue().close();
             return true;
         });
     }

@@ -27,7 +27,7 @@ import org.rpcrdma.transport.ReceivedMessage;
  * {@code callTimeoutMillis} bounds every call as well (0: no bound), so set it no lower than
  * the longest timeout the program uses.
  */
-public final class RdmaRpcTransport implements RpcTransport {
+public final class RdmaRpcTransport implements RpcTransport, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RdmaRpcTransport.class.getName());
 
     private final Connection connection;
@@ -155,8 +155,12 @@ public final class RdmaRpcTransport implements RpcTransport {
         return false;
     }
 
-    /** Fails the calls still waiting (as oncrpc4j does on a disconnect) and stops the timeout thread. */
-    void shutdown() {
+    /**
+     * Fails the calls still waiting (as oncrpc4j does on a disconnect) and stops oncrpc4j's
+     * timeout thread; the connection stays open (it belongs to its client or server).
+     */
+    @Override
+    public void close() {
         replyQueue.handleDisconnect(local);
         replyQueue.shutdown();
     }

@@ -81,7 +81,7 @@ public final class EchoProgram implements RpcDispatchable {
                 Blob answer = new Blob();
                 try {
                     new RpcCall(CB_PROG, VERS, new RpcAuthTypeNone(), call.getTransport())
-                            .call(ECHO, arg, answer, 10, TimeUnit.SECONDS);
+                            .call(ECHO, arg, answer, 30, TimeUnit.SECONDS);
                 } catch (java.util.concurrent.TimeoutException e) {
                     call.failRpcSystem();
                     return;

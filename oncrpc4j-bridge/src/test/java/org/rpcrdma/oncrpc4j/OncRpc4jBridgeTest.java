@@ -70,7 +70,7 @@ class OncRpc4jBridgeTest {
     void close() {
         program.release.countDown();
         pair.close();
-        client.shutdown();
+        client.close();
         svc.stop();
         callbacks.stop();
     }
@@ -133,7 +133,8 @@ class OncRpc4jBridgeTest {
     /** Every credit, receive buffer and waiting call back where it was. */
     private void assertIdle() throws InterruptedException {
         await(() -> pair.client().outstandingCalls() == 0 && pair.server().peerOutstandingCalls() == 0
-                && pair.server().outstandingCalls() == 0 && pair.client().peerOutstandingCalls() == 0);
+                && pair.server().outstandingCalls() == 0 && pair.client().peerOutstandingCalls() == 0
+                && pair.client().heldReceives() == 0 && pair.server().heldReceives() == 0);
         assertEquals(0, pair.client().outstandingCalls(), "client calls outstanding");
         assertEquals(0, pair.server().peerOutstandingCalls(), "calls unanswered on the server");
         assertEquals(0, pair.server().outstandingCalls(), "backward calls outstanding");

@@ -33,42 +33,42 @@ final class Scenarios {
         List<String> out = new ArrayList<>();
         RpcCall client = new RpcCall(PROG, VERS, new RpcAuthTypeUnix(1000, 100, new int[] {100, 200}, 0, "client"), t);
         out.add(outcome(() -> {
-            client.call(NULL, XdrVoid.XDR_VOID, XdrVoid.XDR_VOID, 5, TimeUnit.SECONDS);
+            client.call(NULL, XdrVoid.XDR_VOID, XdrVoid.XDR_VOID, 30, TimeUnit.SECONDS);
             return "null";
         }));
         out.add(outcome(() -> echo(client, pattern(100))));
         out.add(outcome(() -> echo(client, pattern(LARGE))));
         out.add(outcome(() -> {
             Ids ids = new Ids();
-            client.call(WHOAMI, XdrVoid.XDR_VOID, ids, 5, TimeUnit.SECONDS);
+            client.call(WHOAMI, XdrVoid.XDR_VOID, ids, 30, TimeUnit.SECONDS);
             return "whoami " + ids;
         }));
         out.add(outcome(() -> {
             XdrInt sum = new XdrInt();
-            client.call(ADD, new XdrInt(5), sum, 5, TimeUnit.SECONDS); // the second int is missing
+            client.call(ADD, new XdrInt(5), sum, 30, TimeUnit.SECONDS); // the second int is missing
             return "sum " + sum.intValue();
         }));
         for (int proc : new int[] {SYSTEM, THROWS, TOO_WEAK, MISMATCH, 99}) {
             out.add(outcome(() -> {
-                client.call(proc, XdrVoid.XDR_VOID, XdrVoid.XDR_VOID, 5, TimeUnit.SECONDS);
+                client.call(proc, XdrVoid.XDR_VOID, XdrVoid.XDR_VOID, 30, TimeUnit.SECONDS);
                 return "proc " + proc + " answered";
             }));
         }
         for (RpcCall other : List.of(new RpcCall(PROG + 1, VERS, new RpcAuthTypeNone(), t),
                 new RpcCall(PROG, VERS + 1, new RpcAuthTypeNone(), t))) {
             out.add(outcome(() -> {
-                other.call(NULL, XdrVoid.XDR_VOID, XdrVoid.XDR_VOID, 5, TimeUnit.SECONDS);
+                other.call(NULL, XdrVoid.XDR_VOID, XdrVoid.XDR_VOID, 30, TimeUnit.SECONDS);
                 return other + " answered";
             }));
         }
         out.add(outcome(() -> {
             Blob answer = new Blob();
-            client.call(CALLBACK, new Blob(new byte[] {1, 2, 3, 4, 5}), answer, 5, TimeUnit.SECONDS);
+            client.call(CALLBACK, new Blob(new byte[] {1, 2, 3, 4, 5}), answer, 30, TimeUnit.SECONDS);
             return "callback " + Arrays.toString(answer.bytes);
         }));
         out.add(outcome(() -> {
             CompletableFuture<Blob> f = client.call(ECHO, new Blob(pattern(LARGE)), Blob.class);
-            return "future " + check(pattern(LARGE), f.get(5, TimeUnit.SECONDS).bytes);
+            return "future " + check(pattern(LARGE), f.get(30, TimeUnit.SECONDS).bytes);
         }));
         out.add(outcome(() -> {
             CompletableFuture<String> done = new CompletableFuture<>();
@@ -88,8 +88,8 @@ final class Scenarios {
                 public void failed(Throwable e, RpcTransport transport) {
                     done.completeExceptionally(e);
                 }
-            }, 5, TimeUnit.SECONDS);
-            return done.get(5, TimeUnit.SECONDS);
+            }, 30, TimeUnit.SECONDS);
+            return done.get(30, TimeUnit.SECONDS);
         }));
         out.add(outcome(() -> {
             CompletableFuture<String> failed = new CompletableFuture<>();
@@ -104,7 +104,7 @@ final class Scenarios {
                     failed.complete("handler failed " + e.getClass().getSimpleName() + ": " + e.getMessage());
                 }
             });
-            return failed.get(5, TimeUnit.SECONDS);
+            return failed.get(30, TimeUnit.SECONDS);
         }));
         return out;
     }
@@ -120,7 +120,7 @@ final class Scenarios {
 
     static String echo(RpcCall client, byte[] bytes) throws Exception {
         Blob answer = new Blob();
-        client.call(ECHO, new Blob(bytes), answer, 5, TimeUnit.SECONDS);
+        client.call(ECHO, new Blob(bytes), answer, 30, TimeUnit.SECONDS);
         return "echo " + check(bytes, answer.bytes);
     }
 
