@@ -90,16 +90,20 @@ class CallEventTest {
     void theDefaultProfileRecordsSlowCallsOnly() throws Exception {
         CompletableFuture<IncomingCall> held = new CompletableFuture<>();
         List<RecordedEvent> events;
-        try (Recording r = new Recording(Configuration.getConfiguration("default"))) {
-            r.start();
-            try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withCredits(4),
-                    c -> {
-                        if (c.xid() == 2) {
-                            held.complete(c); // answered later, by the test: a slow call
-                        } else {
-                            echo().handle(c);
-                        }
-                    })) {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withCredits(4),
+                c -> {
+                    if (c.xid() == 2) {
+                        held.complete(c); // answered later, by the test: a slow call
+                    } else {
+                        echo().handle(c);
+                    }
+                })) {
+            for (int i = 0; i < 1000; i++) {
+                // warm: the fast call below must not pay for class loading or the interpreter
+                p.client().call(call(1000 + i, 100003, 4, 0, new byte[4])).join().release();
+            }
+            try (Recording r = new Recording(Configuration.getConfiguration("default"))) {
+                r.start();
                 p.client().call(call(1, 100003, 4, 0, new byte[4])).join().release();
                 CompletableFuture<ReceivedMessage> slow = p.client().call(call(2, 100003, 4, 0, new byte[4]));
                 IncomingCall c = held.get(5, TimeUnit.SECONDS);
@@ -109,9 +113,9 @@ class CallEventTest {
                 }
                 echo().handle(c);
                 slow.get(5, TimeUnit.SECONDS).release();
+                r.stop();
+                events = read(r);
             }
-            r.stop();
-            events = read(r);
         }
         assertEquals(List.of(2), events.stream().filter(e -> e.getEventType().getName().equals(CALL))
                 .map(e -> e.getInt("xid")).toList(), "only the call slower than 20 ms is recorded");
