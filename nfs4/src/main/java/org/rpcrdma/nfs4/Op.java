@@ -8,8 +8,8 @@ import org.rpcrdma.transport.wire.XdrWriter;
  * arguments are written ({@code nfs_argop4}'s arm) and how its result is read when its
  * status is NFS4_OK ({@code nfs_resop4}'s arm after the status). An operation that fails
  * has no result body for any operation this client sends (each one's error arm is void
- * in RFC 5662). Build them with {@link Ops}; the same instance fetches its result from
- * {@link CompoundResult#get(Op)}.
+ * in RFC 5662). Build them with {@link FileOps} and {@link SessionOps}; the same instance
+ * fetches its result from {@link CompoundResult#get(Op)}.
  *
  * @param <R> the result of a successful operation
  */

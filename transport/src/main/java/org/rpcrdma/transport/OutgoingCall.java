@@ -7,6 +7,7 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import org.rpcrdma.transport.core.Events;
+import org.rpcrdma.transport.wire.Xdr;
 
 /**
  * One call of ours from issue to reply (≈ Linux {@code rpcrdma_req}), and the future its
@@ -88,18 +89,43 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
         this.xid = xid;
         this.message = retry && message.isNative() ? heapCopy(message) : message;
         this.retry = retry;
-        this.event = newEvent(xid);
+        this.event = newEvent(xid, message);
     }
 
-    /** A JFR call event if one is being recorded: nothing kept per call otherwise. */
-    private static Events.Call newEvent(int xid) {
+    /**
+     * A JFR call event if one is being recorded: nothing allocated or read per call
+     * otherwise. Program, version and procedure are read now, from the call header (RFC
+     * 5531 §9: xid, msg_type, rpcvers, prog, vers, proc), while the caller's bytes are
+     * certainly readable on this thread.
+     */
+    private static Events.Call newEvent(int xid, MemorySegment message) {
         if (!Events.CALL_PROBE.isEnabled()) {
             return null;
         }
         Events.Call e = new Events.Call();
         e.begin();
         e.xid = xid;
+        e.callBytes = message.byteSize();
+        if (message.byteSize() >= 24) {
+            e.program = Xdr.getInt(message, 12);
+            e.version = Xdr.getInt(message, 16);
+            e.procedure = Xdr.getInt(message, 20);
+        }
         return e;
+    }
+
+    /**
+     * The size of {@code reply} for the call event (0 when none is recorded): its message
+     * and what the responder placed in our write chunks. Read before the reply is handed
+     * to the caller, who may release it at once.
+     */
+    final long eventReplyBytes(ReceivedMessage reply) {
+        return event == null ? 0 : reply.bytes().byteSize() + Math.max(0, reply.placedBytes());
+    }
+
+    /** The size of an inline reply in a receive buffer for the call event (0 when none is recorded). */
+    final long eventReplyBytes(MemorySegment view) {
+        return event == null ? 0 : view.byteSize();
     }
 
     /**
@@ -128,7 +154,7 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
             exposure = null;
         }
         deliveredBy = null;
-        event = newEvent(newXid);
+        event = newEvent(newXid, newMessage);
     }
 
     /**
@@ -289,8 +315,9 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
     boolean deliver(ReceivedMessage reply) {
         releaseExposure(); // ORDER: no rkey of this call outlives it (RFC 8166 §4.4)
         deliveredBy = Thread.currentThread();
+        long size = eventReplyBytes(reply);
         boolean done = super.complete(reply);
-        finish(done, "reply");
+        finish(done, "reply", size);
         return done;
     }
 
@@ -303,6 +330,11 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
     }
 
     final void finish(boolean done, String outcome) {
+        finish(done, outcome, 0);
+    }
+
+    /** The call is complete ({@code done}): its timer stops, its event is recorded if it took long enough. */
+    final void finish(boolean done, String outcome, long replyBytes) {
         ScheduledFuture<?> t = timer;
         if (t != null) {
             t.cancel(false);
@@ -315,6 +347,7 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
                 e.connection = r == null ? "" : r.connectionName();
                 e.direction = r == null ? "" : r.direction().name();
                 e.outcome = outcome;
+                e.replyBytes = replyBytes;
                 e.commit();
             }
         }

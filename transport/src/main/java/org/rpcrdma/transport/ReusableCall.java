@@ -88,10 +88,11 @@ final class ReusableCall extends OutgoingCall {
         replyConn = conn;
         replySlot = slot;
         replyView = view;
+        long size = eventReplyBytes(view);
         if (!OUTCOME.compareAndSet(this, PENDING, REPLIED)) {
             return false; // abandoned: the caller releases the buffer
         }
-        finish(true, "reply");
+        finish(true, "reply", size);
         ReplyCallback cb = callback;
         if (cb == null) {
             wake();
@@ -112,10 +113,11 @@ final class ReusableCall extends OutgoingCall {
         releaseExposure(); // ORDER: no rkey of this call outlives it (RFC 8166 §4.4)
         deliveredBy = Thread.currentThread();
         replyMsg = reply;
+        long size = eventReplyBytes(reply);
         if (!OUTCOME.compareAndSet(this, PENDING, REPLIED)) {
             return false;
         }
-        finish(true, "reply");
+        finish(true, "reply", size);
         ReplyCallback cb = callback;
         if (cb == null) {
             wake();
