@@ -379,6 +379,13 @@ public final class Connection implements AutoCloseable {
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, DdpArgument payload, MemorySegment receptacle,
             int maxReplyBytes) {
+        return call(rpcCall, payload, receptacle, maxReplyBytes, params.callTimeoutMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** {@link #call(MemorySegment, DdpArgument, MemorySegment, int)} with its own timeout ({@code 0}: none). */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, DdpArgument payload, MemorySegment receptacle,
+            int maxReplyBytes, long timeout, TimeUnit unit) {
+        long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
         checkMaxReplyBytes(maxReplyBytes);
         if (payload != null && payload.paddedEnd() > rpcCall.byteSize()) {
             throw new IllegalArgumentException(payload + " with its XDR pad lies beyond the " + rpcCall.byteSize()
@@ -394,8 +401,16 @@ public final class Connection implements AutoCloseable {
             throw new IllegalArgumentException("receptacle is confined to its arena's thread; use shared, automatic,"
                     + " global or heap memory");
         }
-        return call(rpcCall, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()), false, maxReplyBytes, payload,
-                receptacle);
+        return call(rpcCall, timeoutNanos, false, maxReplyBytes, payload, receptacle);
+    }
+
+    /**
+     * The largest reply a call here can allow ({@code maxReplyBytes}): {@code maxChunkBytes}
+     * where calls may offer a Reply chunk, else what fits inline (a server whose client
+     * takes no backward calls with chunks, RFC 8167 §5.3; a link without chunk memory).
+     */
+    public int maxReplyBytes() {
+        return ChunkMarshal.replyLimit(params, link, backwardChunks);
     }
 
     /**
@@ -414,6 +429,12 @@ public final class Connection implements AutoCloseable {
      */
     CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry) {
         return call(rpcCall, timeoutNanos, retry, 0, null, null);
+    }
+
+    /** As {@link #call(MemorySegment, long, boolean)}, allowing a reply of up to {@code maxReplyBytes}. */
+    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry, int maxReplyBytes) {
+        checkMaxReplyBytes(maxReplyBytes);
+        return call(rpcCall, timeoutNanos, retry, maxReplyBytes, null, null);
     }
 
     private CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry,
