@@ -107,6 +107,8 @@ public final class Connection implements AutoCloseable {
     /** Server: told when a client enables its backchannel here, with the client's instance id. */
     private volatile BiConsumer<Connection, Long> backchannelListener;
     private volatile long clientInstance;
+    /** Set by the endpoint once the peer is known (the CM id's, or the in-memory pair's). */
+    private volatile java.net.InetSocketAddress remoteAddress;
 
     /**
      * @param receives   this connection's receive buffers (the endpoint may have posted some
@@ -305,6 +307,27 @@ public final class Connection implements AutoCloseable {
     /** Client: the instance id sent when enabling the backchannel (the same on every connection). */
     void clientInstance(long id) {
         this.clientInstance = id;
+    }
+
+    /**
+     * The client's instance id: on a client its own ({@link RpcRdmaClient#clientId()}); on a
+     * server the one the client gave when it enabled its backchannel here (what
+     * {@link RpcRdmaServer#backchannel(long)} finds it by), 0 until then.
+     */
+    public long clientId() {
+        return clientInstance;
+    }
+
+    /**
+     * The peer's address: the server a client connected to, the client a server accepted
+     * (from the connection manager's route); {@link InMemoryPair#ADDRESS} in memory.
+     */
+    public java.net.InetSocketAddress remoteAddress() {
+        return remoteAddress;
+    }
+
+    void remoteAddress(java.net.InetSocketAddress a) {
+        this.remoteAddress = a;
     }
 
     /** The owner that takes calls this connection could not complete. */
@@ -814,6 +837,9 @@ public final class Connection implements AutoCloseable {
 
     /** Server: the client enabled its backchannel here with our control program (and was answered). */
     void backchannelEnabled(long instance) {
+        if (instance != 0) {
+            clientInstance = instance;
+        }
         BiConsumer<Connection, Long> l = backchannelListener;
         if (l != null && instance != 0) {
             try {
