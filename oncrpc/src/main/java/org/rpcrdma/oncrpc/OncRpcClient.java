@@ -130,6 +130,18 @@ public final class OncRpcClient {
         return call(new RpcProcedure<>(proc, argCodec, resultCodec), args);
     }
 
+    /** {@link #callAsync(int, Object, XdrCodec, XdrCodec)} with its own timeout ({@code 0}: none). */
+    public <A, R> CompletableFuture<R> callAsync(int proc, A args, XdrCodec<A> argCodec, XdrCodec<R> resultCodec,
+            long timeout, TimeUnit unit) {
+        return callAsync(new RpcProcedure<>(proc, argCodec, resultCodec), args, timeout, unit);
+    }
+
+    /** Blocking {@link #callAsync(int, Object, XdrCodec, XdrCodec, long, TimeUnit)}. */
+    public <A, R> R call(int proc, A args, XdrCodec<A> argCodec, XdrCodec<R> resultCodec, long timeout, TimeUnit unit)
+            throws InterruptedException {
+        return call(new RpcProcedure<>(proc, argCodec, resultCodec), args, timeout, unit);
+    }
+
     /**
      * Blocking {@link #callAsync(RpcProcedure, Object)}: the results, or the call's failure
      * rethrown as it is ({@link RpcReplyException}, the transport's exceptions).

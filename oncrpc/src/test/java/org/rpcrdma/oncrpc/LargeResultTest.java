@@ -53,7 +53,10 @@ class LargeResultTest {
         assertArrayEquals(data, client.callAsync(TestProgram.ECHO_OPAQUE, data).get(10, TimeUnit.SECONDS));
         assertArrayEquals(data, client.callAsync(TestProgram.ECHO_OPAQUE, data, 10, TimeUnit.SECONDS)
                 .get(10, TimeUnit.SECONDS));
-        assertEquals(4, pair.client().stats().repliesThroughReplyChunk.sum());
+        assertArrayEquals(data, client.call(7, data, Codecs.OPAQUE, Codecs.OPAQUE, 10, TimeUnit.SECONDS));
+        assertArrayEquals(data, client.callAsync(7, data, Codecs.OPAQUE, Codecs.OPAQUE, 10, TimeUnit.SECONDS)
+                .get(10, TimeUnit.SECONDS));
+        assertEquals(6, pair.client().stats().repliesThroughReplyChunk.sum());
         assertEquals(0, pair.client().outstandingCalls());
     }
 
