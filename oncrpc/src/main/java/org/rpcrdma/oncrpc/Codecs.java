@@ -22,26 +22,26 @@ public final class Codecs {
     private Codecs() {}
 
     /** XDR void (§4.16): nothing on the wire; encodes and decodes {@code null}. */
-    public static final XdrCodec<Void> VOID = XdrCodec.of((w, v) -> { }, r -> null);
+    public static final XdrCodec<Void> VOID = XdrCodec.<Void>of((w, v) -> { }, r -> null).withMaxEncodedSize(0);
     /** int (§4.1). */
-    public static final XdrCodec<Integer> INT = XdrCodec.of(XdrWriter::writeInt, XdrReader::readInt);
+    public static final XdrCodec<Integer> INT = XdrCodec.of(XdrWriter::writeInt, XdrReader::readInt).withMaxEncodedSize(4);
     /** unsigned int (§4.2) as a long in [0, 2^32); encoding anything else is a caller bug. */
     public static final XdrCodec<Long> UNSIGNED_INT = XdrCodec.of((w, v) -> {
         if (v < 0 || v > 0xFFFF_FFFFL) {
             throw new IllegalArgumentException("unsigned int out of range: " + v);
         }
         w.writeInt((int) (long) v);
-    }, XdrReader::readUnsignedInt);
+    }, XdrReader::readUnsignedInt).withMaxEncodedSize(4);
     /** hyper (§4.5). */
-    public static final XdrCodec<Long> HYPER = XdrCodec.of(XdrWriter::writeLong, XdrReader::readLong);
+    public static final XdrCodec<Long> HYPER = XdrCodec.of(XdrWriter::writeLong, XdrReader::readLong).withMaxEncodedSize(8);
     /** unsigned hyper (§4.5): the 64 bits in a long (use {@link Long#toUnsignedString}). */
-    public static final XdrCodec<Long> UNSIGNED_HYPER = XdrCodec.of(XdrWriter::writeLong, XdrReader::readUnsignedLong);
+    public static final XdrCodec<Long> UNSIGNED_HYPER = XdrCodec.of(XdrWriter::writeLong, XdrReader::readUnsignedLong).withMaxEncodedSize(8);
     /** float (§4.6), bit for bit (NaN payloads and -0.0 survive). */
-    public static final XdrCodec<Float> FLOAT = XdrCodec.of(XdrWriter::writeFloat, XdrReader::readFloat);
+    public static final XdrCodec<Float> FLOAT = XdrCodec.of(XdrWriter::writeFloat, XdrReader::readFloat).withMaxEncodedSize(4);
     /** double (§4.7), bit for bit. */
-    public static final XdrCodec<Double> DOUBLE = XdrCodec.of(XdrWriter::writeDouble, XdrReader::readDouble);
+    public static final XdrCodec<Double> DOUBLE = XdrCodec.of(XdrWriter::writeDouble, XdrReader::readDouble).withMaxEncodedSize(8);
     /** bool (§4.4): only 0 and 1 decode. */
-    public static final XdrCodec<Boolean> BOOL = XdrCodec.of(XdrWriter::writeBoolean, XdrReader::readBoolean);
+    public static final XdrCodec<Boolean> BOOL = XdrCodec.of(XdrWriter::writeBoolean, XdrReader::readBoolean).withMaxEncodedSize(4);
     /** string&lt;&gt; (§4.11) with no declared maximum (still bounded by the message). */
     public static final XdrCodec<String> STRING = string(Integer.MAX_VALUE);
     /** opaque&lt;&gt; (§4.10) with no declared maximum (still bounded by the message). */
@@ -54,7 +54,7 @@ public final class Codecs {
             byte[] b = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
             checkLength(b.length, max, "string");
             w.writeOpaque(b);
-        }, r -> r.readString(max));
+        }, r -> r.readString(max)).withMaxEncodedSize(4 + roundUp(max));
     }
 
     /** opaque&lt;max&gt; (§4.10). */
@@ -63,7 +63,7 @@ public final class Codecs {
         return XdrCodec.of((w, b) -> {
             checkLength(b.length, max, "opaque");
             w.writeOpaque(b);
-        }, r -> r.readOpaque(max));
+        }, r -> r.readOpaque(max)).withMaxEncodedSize(4 + roundUp(max));
     }
 
     /** opaque[n] (§4.9): exactly {@code n} bytes and their pad. */
@@ -74,7 +74,7 @@ public final class Codecs {
                 throw new IllegalArgumentException("fixed opaque of " + n + " bytes given " + b.length);
             }
             w.writeFixedOpaque(b);
-        }, r -> r.readFixedOpaque(n));
+        }, r -> r.readFixedOpaque(n)).withMaxEncodedSize(roundUp(n));
     }
 
     /**
@@ -84,7 +84,7 @@ public final class Codecs {
      */
     public static <T> XdrCodec<List<T>> array(XdrCodec<T> element, int max) {
         checkMax(max);
-        return XdrCodec.of((w, list) -> {
+        XdrCodec<List<T>> c = XdrCodec.of((w, list) -> {
             checkLength(list.size(), max, "array");
             w.writeInt(list.size());
             for (T t : list) {
@@ -98,6 +98,8 @@ public final class Codecs {
             }
             return Collections.unmodifiableList(out);
         });
+        long e = element.maxEncodedSize();
+        return e < 0 ? c : c.withMaxEncodedSize(e == 0 || max <= (Long.MAX_VALUE - 4) / e ? 4 + max * e : Long.MAX_VALUE);
     }
 
     /** int&lt;max&gt; (§4.13) as an int[] (no boxing). */
@@ -115,15 +117,16 @@ public final class Codecs {
                 a[i] = r.readInt();
             }
             return a;
-        });
+        }).withMaxEncodedSize(4 + 4L * max);
     }
 
     /** *T, optional-data (§4.19): a bool, then the value when it is 1. */
     public static <T> XdrCodec<Optional<T>> optional(XdrCodec<T> element) {
-        return XdrCodec.of((w, o) -> {
+        XdrCodec<Optional<T>> c = XdrCodec.of((w, o) -> {
             w.writeBoolean(o.isPresent());
             o.ifPresent(v -> element.encode(w, v));
         }, r -> r.readBoolean() ? Optional.of(element.decode(r)) : Optional.empty());
+        return element.maxEncodedSize() < 0 ? c : c.withMaxEncodedSize(4 + element.maxEncodedSize());
     }
 
     /** enum (§4.3) as a Java enum: only its constants' values decode. */
@@ -141,15 +144,17 @@ public final class Codecs {
                 throw new XdrException(type.getSimpleName() + " has no value " + v);
             }
             return e;
-        });
+        }).withMaxEncodedSize(4);
     }
 
     /**
      * opaque&lt;max&gt; as a DDP-eligible payload (an NFS WRITE's data; RFC 8166 §6): the
      * sender gives a {@link MemorySegment} (no copy to a byte[] first), the receiver gets a
-     * heap segment it owns. The item a read chunk carries when the call is made with
-     * {@link OncRpcClient#callAsync(RpcProcedure, Object, MemorySegment, int)} and does not
-     * fit inline ({@link XdrCodec#ddpEligible()}).
+     * heap segment it owns. The item a read chunk carries when the call does not fit inline
+     * ({@link XdrCodec#ddpEligible()}). As a result of a call made with a receptacle
+     * ({@link OncRpcClient#callAsync(RpcProcedure, Object, MemorySegment)}) it decodes into
+     * that receptacle, placed there through the write chunk or copied from inline: the
+     * result is the slice filled, and more data than the receptacle holds is a decode error.
      */
     public static XdrCodec<MemorySegment> payload(int max) {
         checkMax(max);
@@ -179,6 +184,8 @@ public final class Codecs {
 
         @Override
         public MemorySegment decode(XdrReader r) throws XdrException {
+            // the receptacle is this codec's own, else the one its call offered
+            MemorySegment receptacle = Placement.take(this.receptacle);
             long placed = receptacle == null ? -1 : Placement.placedIn(receptacle);
             if (placed > 0) {
                 // RFC 8166 §3.4.6: the data went to the write chunk; only its length word
@@ -190,7 +197,7 @@ public final class Codecs {
                 }
                 return receptacle.asSlice(0, n);
             }
-            int n = r.readOpaqueLength(max);
+            int n = r.readOpaqueLength(receptacle == null ? max : (int) Math.min(max, receptacle.byteSize()));
             MemorySegment into = receptacle != null ? receptacle.asSlice(0, n) : MemorySegment.ofArray(new byte[n]);
             MemorySegment.copy(r.segment(), r.position(), into, 0, n);
             r.skip(org.rpcrdma.transport.wire.Xdr.roundUp((long) n));
@@ -201,6 +208,15 @@ public final class Codecs {
         public boolean ddpEligible() {
             return true;
         }
+
+        @Override
+        public long maxEncodedSize() {
+            return 4 + roundUp(max);
+        }
+    }
+
+    private static long roundUp(int n) {
+        return (n + 3L) & ~3L;
     }
 
     private static void checkMax(int max) {

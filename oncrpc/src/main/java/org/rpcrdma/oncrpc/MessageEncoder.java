@@ -8,11 +8,13 @@ import org.rpcrdma.transport.wire.XdrWriter;
 
 /**
  * Encodes one RPC message (header and body) into a heap segment of exactly its size. A
- * codec does not say how large its value is, so the message is encoded into a buffer that
- * grows: encode, and when the writer runs out ({@link XdrOverflowException}, nothing else),
- * encode again into one twice as large. Codecs are pure functions of their value, so a
- * second pass writes the same bytes. The transport copies the message into its registered
- * send buffer, so the heap bytes are not kept.
+ * codec does not say how large its value is, so the message is encoded into this thread's
+ * scratch buffer, which grows (encode, and when the writer runs out,
+ * {@link XdrOverflowException} and nothing else, encode again into one twice as large) and
+ * is kept for the thread's next message, softly (the GC may take it back); then copied out
+ * once at its exact size, which the transport may hold until the call is sent. Codecs are
+ * pure functions of their value, so a second pass writes the same bytes. A thread that
+ * encodes messages of similar size thus encodes each once and allocates only its copy.
  *
  * <p>The DDP seam: while a message is encoded here, each DDP-eligible item
  * ({@link XdrCodec#ddpEligible()}, {@link Codecs#payload}) records where its data lies in
@@ -29,6 +31,8 @@ final class MessageEncoder {
      * encoded stream.
      */
     static final int MAX_MESSAGE = 64 << 20;
+    /** The largest scratch buffer a thread keeps (an NFS WRITE of 1 MiB and its header fit). */
+    static final int MAX_KEPT = 4 << 20;
 
     /**
      * The DDP-eligible items of the message being encoded on this thread: one reusable
@@ -64,19 +68,20 @@ final class MessageEncoder {
         }
         items.active = true;
         try {
-            for (int size = FIRST_TRY; ; size *= 2) {
-                byte[] buf = new byte[size];
-                XdrWriter w = new XdrWriter(MemorySegment.ofArray(buf), 0, size);
+            byte[] buf = items.scratch();
+            while (true) {
+                XdrWriter w = new XdrWriter(MemorySegment.ofArray(buf), 0, buf.length);
                 items.count = 0; // each pass locates them again
                 try {
                     body.accept(w);
                 } catch (XdrOverflowException e) {
-                    if (size >= MAX_MESSAGE) {
+                    if (buf.length >= MAX_MESSAGE) {
                         throw new IllegalArgumentException("RPC message larger than " + MAX_MESSAGE + " bytes", e);
                     }
+                    buf = items.grow(buf.length * 2);
                     continue;
                 }
-                MemorySegment m = MemorySegment.ofArray(buf).asSlice(0, w.written());
+                MemorySegment m = MemorySegment.ofArray(Arrays.copyOf(buf, Math.toIntExact(w.written())));
                 return items.count == 0 ? new Encoded(m, NONE, NONE)
                         : new Encoded(m, Arrays.copyOf(items.offsets, items.count), Arrays.copyOf(items.lengths, items.count));
             }
@@ -98,9 +103,29 @@ final class MessageEncoder {
         }
     }
 
-    /** A growable pair of arrays (few items per message: usually none or one). */
+    /**
+     * A growable pair of arrays (few items per message: usually none or one), and the
+     * thread's scratch buffer.
+     */
     private static final class Items {
         boolean active;
+        /** The largest buffer this thread needed, up to {@link #MAX_KEPT}; softly held. */
+        private java.lang.ref.SoftReference<byte[]> scratch;
+
+        byte[] scratch() {
+            byte[] b = scratch == null ? null : scratch.get();
+            return b != null ? b : grow(FIRST_TRY);
+        }
+
+        /** A buffer of {@code size} bytes, kept as the scratch unless over {@link #MAX_KEPT}. */
+        byte[] grow(int size) {
+            byte[] b = new byte[size];
+            if (size <= MAX_KEPT) {
+                scratch = new java.lang.ref.SoftReference<>(b);
+            }
+            return b;
+        }
+
         long[] offsets = new long[2];
         long[] lengths = new long[2];
         int count;

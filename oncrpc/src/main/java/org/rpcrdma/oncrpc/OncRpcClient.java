@@ -46,28 +46,57 @@ public final class OncRpcClient {
     private final int program;
     private final int version;
     private final OpaqueAuth credential;
+    /** The largest reply a call allows when its result codec has no bound. */
+    private final int maxReplyBytes;
 
     /** Calls {@code program} version {@code version} through {@code transport} with AUTH_NONE. */
     public OncRpcClient(RpcTransport transport, int program, int version) {
-        this(transport, program, version, OpaqueAuth.NONE);
+        this(transport, program, version, OpaqueAuth.NONE, DEFAULT_MAX_REPLY_BYTES);
     }
 
-    private OncRpcClient(RpcTransport transport, int program, int version, OpaqueAuth credential) {
+    private OncRpcClient(RpcTransport transport, int program, int version, OpaqueAuth credential, int maxReplyBytes) {
         this.transport = java.util.Objects.requireNonNull(transport, "transport");
         this.program = program;
         this.version = version;
         this.credential = credential;
+        this.maxReplyBytes = maxReplyBytes;
     }
 
     /** The same program with AUTH_SYS credentials (RFC 5531 Appendix A). */
     public OncRpcClient withAuthSys(AuthSys auth) {
-        return new OncRpcClient(transport, program, version, auth.toOpaqueAuth());
+        return new OncRpcClient(transport, program, version, auth.toOpaqueAuth(), maxReplyBytes);
     }
 
     /** The same program with any credential (its verifier is AUTH_NONE). */
     public OncRpcClient withCredential(OpaqueAuth cred) {
-        return new OncRpcClient(transport, program, version, cred);
+        return new OncRpcClient(transport, program, version, cred, maxReplyBytes);
     }
+
+    /**
+     * The same program, its calls allowing replies of up to {@code n} bytes (default
+     * {@link #DEFAULT_MAX_REPLY_BYTES}; at most the transport's {@link RpcTransport#maxReplyBytes()},
+     * {@code maxChunkBytes} on RDMA, beyond which it is clamped). A call offers a Reply
+     * chunk that large when it exceeds the receive inline threshold (RFC 8166 §3.5.4); a
+     * result codec with a smaller {@link XdrCodec#maxEncodedSize() bound} sizes it from
+     * that bound instead. 0: replies must fit inline.
+     */
+    public OncRpcClient withMaxReplyBytes(int n) {
+        if (n < 0) {
+            throw new IllegalArgumentException("negative maxReplyBytes " + n);
+        }
+        return new OncRpcClient(transport, program, version, credential, n);
+    }
+
+    /**
+     * Replies a call allows by default: 128 KiB, so the default 32 credits of calls each
+     * offering a Reply chunk that large fit the default 4 MiB of chunk memory.
+     */
+    public static final int DEFAULT_MAX_REPLY_BYTES = 128 << 10;
+    /**
+     * A reply's header before its results (RFC 5531 §9): XID, REPLY, MSG_ACCEPTED, the
+     * verifier (flavor, length, up to MAX_AUTH_BYTES = 400 of body), SUCCESS.
+     */
+    static final int REPLY_HEADER_MAX = 5 * 4 + 400 + 4;
 
     public int program() {
         return program;
@@ -77,17 +106,18 @@ public final class OncRpcClient {
         return version;
     }
 
-    /** Calls {@code proc} with the transport's default timeout. */
+    /**
+     * Calls {@code proc} with the transport's default timeout. A result that may exceed the
+     * receive inline threshold comes through a Reply chunk the call offers, sized as
+     * {@link #withMaxReplyBytes} says.
+     */
     public <A, R> CompletableFuture<R> callAsync(RpcProcedure<A, R> proc, A args) {
-        return send(proc, args, RpcTransport.DEFAULT_TIMEOUT);
+        return send(proc, args, null, -1, RpcTransport.DEFAULT_TIMEOUT);
     }
 
     /** Calls {@code proc} with its own timeout ({@code 0}: none); then {@code CallTimeoutException}. */
     public <A, R> CompletableFuture<R> callAsync(RpcProcedure<A, R> proc, A args, long timeout, TimeUnit unit) {
-        if (timeout < 0) {
-            throw new IllegalArgumentException("negative timeout " + timeout);
-        }
-        return send(proc, args, unit.toNanos(timeout));
+        return send(proc, args, null, -1, timeoutNanos(timeout, unit));
     }
 
     /** oncrpc4j's shape: procedure {@code proc} with its argument and result codecs given here. */
@@ -98,6 +128,18 @@ public final class OncRpcClient {
     /** Blocking {@link #callAsync(int, Object, XdrCodec, XdrCodec)}. */
     public <A, R> R call(int proc, A args, XdrCodec<A> argCodec, XdrCodec<R> resultCodec) throws InterruptedException {
         return call(new RpcProcedure<>(proc, argCodec, resultCodec), args);
+    }
+
+    /** {@link #callAsync(int, Object, XdrCodec, XdrCodec)} with its own timeout ({@code 0}: none). */
+    public <A, R> CompletableFuture<R> callAsync(int proc, A args, XdrCodec<A> argCodec, XdrCodec<R> resultCodec,
+            long timeout, TimeUnit unit) {
+        return callAsync(new RpcProcedure<>(proc, argCodec, resultCodec), args, timeout, unit);
+    }
+
+    /** Blocking {@link #callAsync(int, Object, XdrCodec, XdrCodec, long, TimeUnit)}. */
+    public <A, R> R call(int proc, A args, XdrCodec<A> argCodec, XdrCodec<R> resultCodec, long timeout, TimeUnit unit)
+            throws InterruptedException {
+        return call(new RpcProcedure<>(proc, argCodec, resultCodec), args, timeout, unit);
     }
 
     /**
@@ -114,38 +156,54 @@ public final class OncRpcClient {
     }
 
     /**
-     * A call with direct data placement and a reply that may exceed the inline threshold
-     * (RFC 8166 §3.4-3.5), as NFS WRITE and READ use it; the transport's default timeout.
-     * The argument's DDP-eligible item ({@link Codecs#payload}), if any, goes as the call's
-     * {@link DdpArgument}: in a read chunk the server pulls when the call does not fit
-     * inline. {@code receptacle} (may be null) is offered as a write chunk; decode the
-     * result into it with {@link Codecs#payloadInto}{@code (receptacle)}, which finds the
-     * data placed there or inline, whichever the server chose. {@code maxReplyBytes} is the
-     * largest reply expected (a Reply chunk is offered when it exceeds the inline threshold;
-     * 0 for "inline only").
+     * A call with direct data placement (RFC 8166 §3.4), as NFS WRITE and READ use it, with
+     * the transport's default timeout. The argument's DDP-eligible item ({@link Codecs#payload}),
+     * if any, goes as the call's {@link DdpArgument}: in a read chunk the server pulls when
+     * the call does not fit inline. {@code receptacle} (may be null) is offered as a write
+     * chunk for the result's DDP-eligible item: a {@link Codecs#payload} in the result codec
+     * decodes into it, whether the server placed the data there or sent it inline (the
+     * result is the slice filled). The reply is allowed as large as for
+     * {@link #callAsync(RpcProcedure, Object)}.
+     */
+    public <A, R> CompletableFuture<R> callAsync(RpcProcedure<A, R> proc, A args, MemorySegment receptacle) {
+        return send(proc, args, receptacle, -1, RpcTransport.DEFAULT_TIMEOUT);
+    }
+
+    /** {@link #callAsync(RpcProcedure, Object, MemorySegment)} with its own timeout ({@code 0}: none). */
+    public <A, R> CompletableFuture<R> callAsync(RpcProcedure<A, R> proc, A args, MemorySegment receptacle,
+            long timeout, TimeUnit unit) {
+        return send(proc, args, receptacle, -1, timeoutNanos(timeout, unit));
+    }
+
+    /** Blocking {@link #callAsync(RpcProcedure, Object, MemorySegment)}. */
+    public <A, R> R call(RpcProcedure<A, R> proc, A args, MemorySegment receptacle) throws InterruptedException {
+        return await(callAsync(proc, args, receptacle));
+    }
+
+    /** Blocking {@link #callAsync(RpcProcedure, Object, MemorySegment, long, TimeUnit)}. */
+    public <A, R> R call(RpcProcedure<A, R> proc, A args, MemorySegment receptacle, long timeout, TimeUnit unit)
+            throws InterruptedException {
+        return await(callAsync(proc, args, receptacle, timeout, unit));
+    }
+
+    /**
+     * {@link #callAsync(RpcProcedure, Object, MemorySegment)} with the largest reply given
+     * here: {@code maxReplyBytes} (a Reply chunk is offered when it exceeds the inline
+     * threshold; 0 for "inline only"), not derived from the result codec. A receptacle
+     * baked into the result codec ({@link Codecs#payloadInto}) works as well.
      *
      * @throws IllegalArgumentException (in the future) for arguments with more than one
      *         DDP-eligible item: the transport places one per call
      */
     public <A, R> CompletableFuture<R> callAsync(RpcProcedure<A, R> proc, A args, MemorySegment receptacle,
             int maxReplyBytes) {
-        CompletableFuture<ReceivedMessage> reply;
-        try {
-            MessageEncoder.Encoded call = encodeCall(NEXT_XID.getAndIncrement(), proc, args);
-            long[] at = call.ddpOffsets();
-            if (at.length > 1) {
-                throw new IllegalArgumentException(at.length + " DDP-eligible items in one call; the transport places one");
-            }
-            DdpArgument payload = at.length == 1 ? new DdpArgument(at[0], call.ddpLengths()[0]) : null;
-            reply = transport.send(call.message(), payload, receptacle, maxReplyBytes);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        if (receptacle == null) {
-            return reply.thenApply(r -> results(r, proc.results()));
-        }
-        return reply.thenApply(r -> r.placedBytes() < 0 ? results(r, proc.results())
-                : Placement.during(receptacle, r.placedBytes(), () -> results(r, proc.results())));
+        return send(proc, args, receptacle, checkMaxReply(maxReplyBytes), RpcTransport.DEFAULT_TIMEOUT);
+    }
+
+    /** {@link #callAsync(RpcProcedure, Object, MemorySegment, int)} with its own timeout ({@code 0}: none). */
+    public <A, R> CompletableFuture<R> callAsync(RpcProcedure<A, R> proc, A args, MemorySegment receptacle,
+            int maxReplyBytes, long timeout, TimeUnit unit) {
+        return send(proc, args, receptacle, checkMaxReply(maxReplyBytes), timeoutNanos(timeout, unit));
     }
 
     /** Blocking {@link #callAsync(RpcProcedure, Object, MemorySegment, int)}. */
@@ -154,26 +212,64 @@ public final class OncRpcClient {
         return await(callAsync(proc, args, receptacle, maxReplyBytes));
     }
 
+    /** Blocking {@link #callAsync(RpcProcedure, Object, MemorySegment, int, long, TimeUnit)}. */
+    public <A, R> R call(RpcProcedure<A, R> proc, A args, MemorySegment receptacle, int maxReplyBytes, long timeout,
+            TimeUnit unit) throws InterruptedException {
+        return await(callAsync(proc, args, receptacle, maxReplyBytes, timeout, unit));
+    }
+
     /** Procedure 0 (RFC 5531 §12.1), blocking. */
     public void nullCall() throws InterruptedException {
         call(RpcProcedure.NULL, null);
     }
 
     /**
-     * A call without chunks of its own (the transport still sends one too large for the
-     * inline threshold as a long call). Calls with DDP go through
-     * {@link #callAsync(RpcProcedure, Object, MemorySegment, int)}.
+     * Every call goes here. {@code maxReply} -1: sized from the result codec's bound, else
+     * this client's limit; either way clamped to what the transport allows.
      */
-    private <A, R> CompletableFuture<R> send(RpcProcedure<A, R> proc, A args, long timeoutNanos) {
+    private <A, R> CompletableFuture<R> send(RpcProcedure<A, R> proc, A args, MemorySegment receptacle, int maxReply,
+            long timeoutNanos) {
+        int allowed = maxReply >= 0 ? maxReply : replyLimit(proc.results());
         CompletableFuture<ReceivedMessage> reply;
         try {
             MessageEncoder.Encoded call = encodeCall(NEXT_XID.getAndIncrement(), proc, args);
+            long[] at = call.ddpOffsets();
+            if (at.length > 1) {
+                throw new IllegalArgumentException(at.length + " DDP-eligible items in one call; the transport places one");
+            }
+            DdpArgument payload = at.length == 1 ? new DdpArgument(at[0], call.ddpLengths()[0]) : null;
             // a transport that refuses at once (BackchannelNotEnabledException) fails the future too
-            reply = transport.send(call.message(), timeoutNanos);
+            reply = transport.send(call.message(), payload, receptacle, allowed, timeoutNanos);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return reply.thenApply(r -> results(r, proc.results()));
+        reply = reply.exceptionallyCompose(t -> CompletableFuture.failedFuture(ReplyLimit.explain(t, allowed,
+                maxReply >= 0, transport.maxReplyBytes())));
+        if (receptacle == null) {
+            return reply.thenApply(r -> results(r, proc.results()));
+        }
+        return reply.thenApply(r -> Placement.during(receptacle, r.placedBytes(), () -> results(r, proc.results())));
+    }
+
+    /** The largest reply a call of a procedure with these results allows (see {@link #withMaxReplyBytes}). */
+    int replyLimit(XdrCodec<?> results) {
+        long bound = results.maxEncodedSize();
+        long want = bound < 0 ? maxReplyBytes : Math.min(maxReplyBytes, REPLY_HEADER_MAX + bound);
+        return (int) Math.min(want, transport.maxReplyBytes());
+    }
+
+    private static int checkMaxReply(int maxReplyBytes) {
+        if (maxReplyBytes < 0) {
+            throw new IllegalArgumentException("negative maxReplyBytes " + maxReplyBytes);
+        }
+        return maxReplyBytes;
+    }
+
+    private static long timeoutNanos(long timeout, TimeUnit unit) {
+        if (timeout < 0) {
+            throw new IllegalArgumentException("negative timeout " + timeout);
+        }
+        return unit.toNanos(timeout);
     }
 
     /** The Call message for {@code proc(args)} with its DDP-eligible items located. */

@@ -14,6 +14,7 @@ final class Placement {
 
     private final MemorySegment receptacle;
     private final long placed;
+    private boolean taken;
 
     private Placement(MemorySegment receptacle, long placed) {
         this.receptacle = receptacle;
@@ -38,5 +39,20 @@ final class Placement {
     static long placedIn(MemorySegment receptacle) {
         Placement p = CURRENT.get();
         return p != null && p.receptacle == receptacle ? p.placed : -1;
+    }
+
+    /**
+     * The receptacle a DDP-eligible result decodes into: {@code own} if the codec has one,
+     * else the one the call whose reply is being decoded on this thread offered, or null
+     * (none offered, or already taken by an earlier item of this reply: the transport
+     * places one item per call).
+     */
+    static MemorySegment take(MemorySegment own) {
+        Placement p = CURRENT.get();
+        if (p == null || p.taken || (own != null && own != p.receptacle)) {
+            return own;
+        }
+        p.taken = true;
+        return p.receptacle;
     }
 }

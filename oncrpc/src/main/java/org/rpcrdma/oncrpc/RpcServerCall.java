@@ -70,6 +70,20 @@ public final class RpcServerCall<R> {
         return in.connection();
     }
 
+    /** The caller's address ({@link Connection#remoteAddress()}): for export rules by address. */
+    public java.net.InetSocketAddress remoteAddress() {
+        return in.connection().remoteAddress();
+    }
+
+    /**
+     * On a server, the calling client's instance id ({@link Connection#clientId()}), the id
+     * its backchannel is found by ({@code RpcRdmaServer.backchannel(id)}); 0 until the client
+     * enabled its backchannel.
+     */
+    public long clientId() {
+        return in.connection().clientId();
+    }
+
     /** Whether the call has been answered. */
     public boolean isAnswered() {
         return answered.get();

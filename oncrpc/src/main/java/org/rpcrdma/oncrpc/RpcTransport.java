@@ -43,11 +43,25 @@ public interface RpcTransport {
      */
     default CompletableFuture<ReceivedMessage> send(MemorySegment rpcCall, DdpArgument payload,
             MemorySegment receptacle, int maxReplyBytes) {
+        return send(rpcCall, payload, receptacle, maxReplyBytes, DEFAULT_TIMEOUT);
+    }
+
+    /** {@link #send(MemorySegment, DdpArgument, MemorySegment, int)} with a timeout as {@link #send(MemorySegment, long)}'s. */
+    default CompletableFuture<ReceivedMessage> send(MemorySegment rpcCall, DdpArgument payload,
+            MemorySegment receptacle, int maxReplyBytes, long timeoutNanos) {
         if (payload == null && receptacle == null && maxReplyBytes == 0) {
-            return send(rpcCall, DEFAULT_TIMEOUT);
+            return send(rpcCall, timeoutNanos);
         }
         throw new UnsupportedOperationException("this transport sends no chunks (a DDP argument, a receptacle"
                 + " or a Reply chunk was asked for)");
+    }
+
+    /**
+     * The largest reply a call may allow here ({@code maxReplyBytes}); 0 (the default) for
+     * a transport without chunks, whose replies must fit inline.
+     */
+    default int maxReplyBytes() {
+        return 0;
     }
 
     /** Calls on one connection: forward from a client, backward from a server. */
@@ -60,8 +74,14 @@ public interface RpcTransport {
 
             @Override
             public CompletableFuture<ReceivedMessage> send(MemorySegment m, DdpArgument payload,
-                    MemorySegment receptacle, int maxReplyBytes) {
-                return c.call(m, payload, receptacle, maxReplyBytes);
+                    MemorySegment receptacle, int maxReplyBytes, long t) {
+                return t == DEFAULT_TIMEOUT ? c.call(m, payload, receptacle, maxReplyBytes)
+                        : c.call(m, payload, receptacle, maxReplyBytes, t, TimeUnit.NANOSECONDS);
+            }
+
+            @Override
+            public int maxReplyBytes() {
+                return c.maxReplyBytes();
             }
         };
     }
@@ -83,11 +103,26 @@ public interface RpcTransport {
                 return t == DEFAULT_TIMEOUT ? client.call(m, retry) : client.call(m, t, TimeUnit.NANOSECONDS, retry);
             }
 
-            /** On the current connection: a call with chunks is neither parked during a reconnect nor retried. */
+            /**
+             * A call that only allows a large reply is parked and retried as {@link #send(MemorySegment,
+             * long)}; one with DDP goes on the current connection, neither parked during a
+             * reconnect nor retried (its memory is exposed on that connection).
+             */
             @Override
             public CompletableFuture<ReceivedMessage> send(MemorySegment m, DdpArgument payload,
-                    MemorySegment receptacle, int maxReplyBytes) {
-                return client.connection().call(m, payload, receptacle, maxReplyBytes);
+                    MemorySegment receptacle, int maxReplyBytes, long t) {
+                if (payload == null && receptacle == null) {
+                    return t == DEFAULT_TIMEOUT ? client.call(m, maxReplyBytes, retry)
+                            : client.call(m, maxReplyBytes, t, TimeUnit.NANOSECONDS, retry);
+                }
+                Connection c = client.connection();
+                return t == DEFAULT_TIMEOUT ? c.call(m, payload, receptacle, maxReplyBytes)
+                        : c.call(m, payload, receptacle, maxReplyBytes, t, TimeUnit.NANOSECONDS);
+            }
+
+            @Override
+            public int maxReplyBytes() {
+                return client.maxReplyBytes();
             }
         };
     }

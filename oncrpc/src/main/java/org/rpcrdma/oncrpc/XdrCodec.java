@@ -45,6 +45,46 @@ public interface XdrCodec<T> {
         return false;
     }
 
+    /**
+     * The most bytes a value of this type takes in XDR, or -1 if it has no bound (the
+     * default). A typed call sizes the Reply chunk it offers from its result codec's bound
+     * (RFC 8166 §3.5.4): a result that always fits inline needs none, and one without a
+     * bound gets the client's default ({@link OncRpcClient#withMaxReplyBytes}). The
+     * codecs of {@link Codecs} know theirs; give a struct's with {@link #withMaxEncodedSize}.
+     */
+    default long maxEncodedSize() {
+        return -1;
+    }
+
+    /** This codec with {@code max} as its {@link #maxEncodedSize()} (a value larger is the caller's bug). */
+    default XdrCodec<T> withMaxEncodedSize(long max) {
+        if (max < 0) {
+            throw new IllegalArgumentException("negative size " + max);
+        }
+        XdrCodec<T> self = this;
+        return new XdrCodec<>() {
+            @Override
+            public void encode(XdrWriter w, T value) {
+                self.encode(w, value);
+            }
+
+            @Override
+            public T decode(XdrReader r) throws XdrException {
+                return self.decode(r);
+            }
+
+            @Override
+            public boolean ddpEligible() {
+                return self.ddpEligible();
+            }
+
+            @Override
+            public long maxEncodedSize() {
+                return max;
+            }
+        };
+    }
+
     /** Decoding half of a codec (may throw {@link XdrException}). */
     @FunctionalInterface
     interface Decoder<T> {

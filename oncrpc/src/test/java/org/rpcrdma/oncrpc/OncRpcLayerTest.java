@@ -221,7 +221,9 @@ class OncRpcLayerTest {
         });
         pair = InMemoryPair.open(OPTS, d);
         assertEquals(100, forward(2).call(big, 100).length);
-        assertThrows(org.rpcrdma.transport.RdmaErrorException.class, () -> forward(2).call(big, OPTS.inlineThreshold()));
+        // replies limited to what fits inline (no Reply chunk offered)
+        assertThrows(org.rpcrdma.transport.RdmaErrorException.class,
+                () -> forward(2).withMaxReplyBytes(0).call(big, OPTS.inlineThreshold()));
         assertInstanceOf(org.rpcrdma.transport.ReplyRefusedException.class, handlerSaw.get());
     }
 
@@ -235,17 +237,23 @@ class OncRpcLayerTest {
     }
 
     @Test
-    void aCallLargerThanTheInlineThresholdGoesAsALongCallAndAnEchoTooLargeForInlineIsErrChunk() throws Exception {
-        // The transport sends the call through a Position-Zero Read chunk; the layer offers no
-        // Reply chunk yet, so the echo of it cannot come back: RDMA_ERROR / ERR_CHUNK.
+    void aCallLargerThanTheInlineThresholdGoesAsALongCallAndItsEchoThroughTheReplyChunk() throws Exception {
+        // The transport sends the call through a Position-Zero Read chunk; the layer offers a
+        // Reply chunk (the result codec has no bound), so the echo comes back through it.
         pair = InMemoryPair.open(OPTS, dispatcher());
-        CompletableFuture<byte[]> f = forward(2).callAsync(TestProgram.ECHO_OPAQUE, new byte[OPTS.inlineThreshold()]);
+        byte[] big = new byte[OPTS.inlineThreshold()];
+        big[big.length - 1] = 9;
+        assertArrayEquals(big, forward(2).callAsync(TestProgram.ECHO_OPAQUE, big).get(5, TimeUnit.SECONDS));
+        assertEquals(1, pair.client().stats().longCallsSent.sum());
+        assertEquals(1, pair.server().stats().chunkedCallsReceived.sum(), "the server pulled the call");
+        assertEquals(1, pair.client().stats().repliesThroughReplyChunk.sum());
+        assertEquals(0, pair.server().stats().errChunkSent.sum());
+        assertNull(held.peek());
+        // replies limited to inline: the echo cannot come back, and the error says why
+        CompletableFuture<byte[]> f = forward(2).withMaxReplyBytes(0).callAsync(TestProgram.ECHO_OPAQUE, big);
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
         assertInstanceOf(RdmaErrorException.class, e.getCause());
         assertEquals(RpcRdma.ERR_CHUNK, ((RdmaErrorException) e.getCause()).errorCode());
-        assertEquals(1, pair.client().stats().longCallsSent.sum());
-        assertEquals(1, pair.server().stats().chunkedCallsReceived.sum(), "the server pulled the call");
-        assertNull(held.peek());
         assertThrows(CompletionException.class, f::join);
     }
 }

@@ -47,6 +47,12 @@ final class ChunkMarshal {
         return c.maxReplyBytes() > 0 && !Marshal.fitsInline(echoedWriteList + c.maxReplyBytes(), receiveInline);
     }
 
+    /** See {@link Connection#maxReplyBytes()}: where chunks are refused, the largest reply that fits inline. */
+    static int replyLimit(Connection.Params params, Link link, boolean backwardChunks) {
+        boolean chunks = (params.client() || backwardChunks) && link.exposesMemory();
+        return chunks ? params.maxChunkBytes() : Math.max(0, Marshal.inlineLimit(params.receiveInline()));
+    }
+
     /**
      * Gives {@code c} what it needs chunks for on the connection {@code name}; false (the
      * call failed at once with {@link ChunksUnavailableException}) if it cannot have them:

@@ -107,6 +107,7 @@ final class ClientAttachment {
                             o.maxChunkSegments()),
                     link, receives, o.sendContexts(true), link.sendMemory(), stats);
             c.clientInstance(instanceId);
+            c.remoteAddress(id.peerAddress());
             c.backwardChunks(link.rdmaDepth() > 0);
             c.orphanSink(os -> orphanSink.accept(c, os));
             link.start(c, "rpcrdma-client-cq");

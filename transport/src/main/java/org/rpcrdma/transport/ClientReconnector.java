@@ -81,7 +81,12 @@ final class ClientReconnector {
      * A forward call on the current connection, or, while the client is reconnecting (or
      * its connection is lost and reconnecting is allowed), parked for the next one.
      */
-    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit, boolean retry) {
+    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit, boolean retry,
+            int maxReplyBytes) {
+        if (maxReplyBytes < 0 || maxReplyBytes > options.maxChunkBytes()) {
+            throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " is not in [0, "
+                    + options.maxChunkBytes() + "] (maxChunkBytes)");
+        }
         long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
         ClientAttachment a;
         synchronized (lock) {
@@ -91,6 +96,7 @@ final class ClientReconnector {
             a = current;
             if ((reconnecting || !a.connection.isOpen()) && options.reconnectAttempts() > 0) {
                 OutgoingCall c = Connection.parked(rpcCall, retry, server.toString(), timeoutNanos);
+                c.maxReplyBytes(maxReplyBytes); // whether it needs a Reply chunk is decided where it is sent
                 if (!c.isDone()) {
                     waiting.add(c);
                     startReconnect();
@@ -98,7 +104,7 @@ final class ClientReconnector {
                 return c;
             }
         }
-        return a.connection.call(rpcCall, timeoutNanos, retry);
+        return a.connection.call(rpcCall, timeoutNanos, retry, maxReplyBytes);
     }
 
     /** From a lost connection: the calls it could not complete (maybe none). */

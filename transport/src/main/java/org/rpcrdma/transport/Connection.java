@@ -107,6 +107,8 @@ public final class Connection implements AutoCloseable {
     /** Server: told when a client enables its backchannel here, with the client's instance id. */
     private volatile BiConsumer<Connection, Long> backchannelListener;
     private volatile long clientInstance;
+    /** Set by the endpoint once the peer is known (the CM id's, or the in-memory pair's). */
+    private volatile java.net.InetSocketAddress remoteAddress;
 
     /**
      * @param receives   this connection's receive buffers (the endpoint may have posted some
@@ -307,6 +309,27 @@ public final class Connection implements AutoCloseable {
         this.clientInstance = id;
     }
 
+    /**
+     * The client's instance id: on a client its own ({@link RpcRdmaClient#clientId()}); on a
+     * server the one the client gave when it enabled its backchannel here (what
+     * {@link RpcRdmaServer#backchannel(long)} finds it by), 0 until then.
+     */
+    public long clientId() {
+        return clientInstance;
+    }
+
+    /**
+     * The peer's address: the server a client connected to, the client a server accepted
+     * (from the connection manager's route); {@link InMemoryPair#ADDRESS} in memory.
+     */
+    public java.net.InetSocketAddress remoteAddress() {
+        return remoteAddress;
+    }
+
+    void remoteAddress(java.net.InetSocketAddress a) {
+        this.remoteAddress = a;
+    }
+
     /** The owner that takes calls this connection could not complete. */
     void orphanSink(Consumer<List<OutgoingCall>> sink) {
         this.orphanSink = sink;
@@ -379,6 +402,13 @@ public final class Connection implements AutoCloseable {
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, DdpArgument payload, MemorySegment receptacle,
             int maxReplyBytes) {
+        return call(rpcCall, payload, receptacle, maxReplyBytes, params.callTimeoutMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** {@link #call(MemorySegment, DdpArgument, MemorySegment, int)} with its own timeout ({@code 0}: none). */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, DdpArgument payload, MemorySegment receptacle,
+            int maxReplyBytes, long timeout, TimeUnit unit) {
+        long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
         checkMaxReplyBytes(maxReplyBytes);
         if (payload != null && payload.paddedEnd() > rpcCall.byteSize()) {
             throw new IllegalArgumentException(payload + " with its XDR pad lies beyond the " + rpcCall.byteSize()
@@ -394,8 +424,16 @@ public final class Connection implements AutoCloseable {
             throw new IllegalArgumentException("receptacle is confined to its arena's thread; use shared, automatic,"
                     + " global or heap memory");
         }
-        return call(rpcCall, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()), false, maxReplyBytes, payload,
-                receptacle);
+        return call(rpcCall, timeoutNanos, false, maxReplyBytes, payload, receptacle);
+    }
+
+    /**
+     * The largest reply a call here can allow ({@code maxReplyBytes}): {@code maxChunkBytes}
+     * where calls may offer a Reply chunk, else what fits inline (a server whose client
+     * takes no backward calls with chunks, RFC 8167 §5.3; a link without chunk memory).
+     */
+    public int maxReplyBytes() {
+        return ChunkMarshal.replyLimit(params, link, backwardChunks);
     }
 
     /**
@@ -414,6 +452,12 @@ public final class Connection implements AutoCloseable {
      */
     CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry) {
         return call(rpcCall, timeoutNanos, retry, 0, null, null);
+    }
+
+    /** As {@link #call(MemorySegment, long, boolean)}, allowing a reply of up to {@code maxReplyBytes}. */
+    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry, int maxReplyBytes) {
+        checkMaxReplyBytes(maxReplyBytes);
+        return call(rpcCall, timeoutNanos, retry, maxReplyBytes, null, null);
     }
 
     private CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry,
@@ -793,6 +837,9 @@ public final class Connection implements AutoCloseable {
 
     /** Server: the client enabled its backchannel here with our control program (and was answered). */
     void backchannelEnabled(long instance) {
+        if (instance != 0) {
+            clientInstance = instance;
+        }
         BiConsumer<Connection, Long> l = backchannelListener;
         if (l != null && instance != 0) {
             try {

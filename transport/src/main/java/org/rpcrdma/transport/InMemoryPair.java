@@ -89,8 +89,18 @@ public final class InMemoryPair implements AutoCloseable {
                 o.sendContexts(isClient), arena.allocate((long) o.sendContexts(isClient) * inline), stats);
         end.conn = conn;
         end.port.conn = conn;
+        conn.remoteAddress(ADDRESS);
+        if (isClient) { // as an RpcRdmaClient's: what the server knows it by once its backchannel is on
+            conn.clientInstance(new java.security.SecureRandom().nextLong() | 1);
+        }
         return conn;
     }
+
+    /**
+     * Each side's {@link Connection#remoteAddress()}: the pair has no network, so an
+     * unresolved address that claims none ({@code in-memory}, port 0).
+     */
+    public static final java.net.InetSocketAddress ADDRESS = java.net.InetSocketAddress.createUnresolved("in-memory", 0);
 
     /** Opens a pair with the options' inline threshold and credits; {@code handler} serves forward calls. */
     public static InMemoryPair open(RpcRdmaOptions options, CallHandler handler) {

@@ -21,6 +21,20 @@ public final class RdmaErrorException extends RpcRdmaException {
         };
     }
 
+    private RdmaErrorException(String message, int errorCode, RdmaErrorException cause) {
+        super(message, cause);
+        this.errorCode = errorCode;
+    }
+
+    /**
+     * The same error with what the caller can change added to its message (the responder
+     * does not say why, RFC 8166 §4.5): an upper layer that knows what its call offered
+     * names the option; the original is the cause.
+     */
+    public RdmaErrorException explained(String advice) {
+        return new RdmaErrorException(getMessage() + "; " + advice, errorCode, this);
+    }
+
     /** {@code RpcRdma.ERR_VERS} or {@code RpcRdma.ERR_CHUNK}. */
     public int errorCode() {
         return errorCode;

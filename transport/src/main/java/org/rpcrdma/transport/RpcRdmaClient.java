@@ -130,7 +130,28 @@ public final class RpcRdmaClient implements AutoCloseable {
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit, boolean retry) {
-        return reconnector.call(rpcCall, timeout, unit, retry);
+        return reconnector.call(rpcCall, timeout, unit, retry, 0);
+    }
+
+    /**
+     * {@link #call(MemorySegment, long, TimeUnit, boolean)} allowing a reply of up to
+     * {@code maxReplyBytes} (at most {@link RpcRdmaOptions#maxChunkBytes}): a Reply chunk
+     * that large is offered when it does not fit the receive inline threshold (RFC 8166
+     * §3.5.4), decided on the connection the call goes out on.
+     */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, int maxReplyBytes, long timeout, TimeUnit unit,
+            boolean retry) {
+        return reconnector.call(rpcCall, timeout, unit, retry, maxReplyBytes);
+    }
+
+    /** {@link #call(MemorySegment, int, long, TimeUnit, boolean)} with the default timeout. */
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, int maxReplyBytes, boolean retry) {
+        return call(rpcCall, maxReplyBytes, options.callTimeoutMillis(), TimeUnit.MILLISECONDS, retry);
+    }
+
+    /** The largest reply a call can allow: {@link RpcRdmaOptions#maxChunkBytes}. */
+    public int maxReplyBytes() {
+        return options.maxChunkBytes();
     }
 
     /**

@@ -207,6 +207,7 @@ public final class RpcRdmaServer implements AutoCloseable {
                             o.maxChunkBytes(), o.maxChunkSegments()),
                     link, receives, o.sendContexts(false), link.sendMemory(), stats);
             c.handler(handler);
+            c.remoteAddress(id.peerAddress());
             c.backchannelListener((conn, clientId) -> backchannel(clientId).bind(conn));
             c.holdSendsUntilAccepted();
             link.start(c, "rpcrdma-server-cq");

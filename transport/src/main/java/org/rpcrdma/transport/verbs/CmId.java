@@ -10,8 +10,10 @@ import org.rpcrdma.bindings.ffi.ibverbs.ibv_qp_cap;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_qp_init_attr;
 import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
 import org.rpcrdma.bindings.ffi.rdmacm.RdmaCm;
+import org.rpcrdma.bindings.ffi.rdmacm.rdma_addr;
 import org.rpcrdma.bindings.ffi.rdmacm.rdma_cm_id;
 import org.rpcrdma.bindings.ffi.rdmacm.rdma_conn_param;
+import org.rpcrdma.bindings.ffi.rdmacm.rdma_route;
 import org.rpcrdma.bindings.ffi.rdmacm.sockaddr_in;
 
 /**
@@ -34,6 +36,7 @@ public final class CmId extends Resource {
     private static final MethodHandle DISCONNECT = Native.handle(RdmaCm.rdma_disconnect$address(), RdmaCm.rdma_disconnect$descriptor());
     private static final MethodHandle CREATE_QP = Native.handle(RdmaCm.rdma_create_qp$address(), RdmaCm.rdma_create_qp$descriptor());
     private static final short AF_INET = 2;
+    private static final short AF_INET6 = 10;
 
     private final EventChannel channel;
     private final MemorySegment id;
@@ -133,6 +136,29 @@ public final class CmId extends Resource {
     public int localPort() {
         checkOpen();
         return Short.toUnsignedInt(Short.reverseBytes(RdmaCm.rdma_get_src_port(id)));
+    }
+
+    /**
+     * The peer's address, as {@code rdma_get_peer_addr} gives it ({@code route.addr.dst_addr}):
+     * known once the address is resolved (client) or for a CONNECT_REQUEST id (server);
+     * null for a family other than IPv4 / IPv6 (none yet).
+     */
+    public InetSocketAddress peerAddress() {
+        checkOpen();
+        MemorySegment sa = rdma_addr.dst_storage(rdma_route.addr(rdma_cm_id.route(id)));
+        int family = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT, 0)); // sa_family_t, host order
+        int length = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
+        if (length == 0) {
+            return null;
+        }
+        // sin_port and sin6_port: offset 2, network order; sin_addr at 4, sin6_addr at 8
+        int port = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2));
+        byte[] addr = sa.asSlice(family == AF_INET ? 4 : 8, length).toArray(ValueLayout.JAVA_BYTE);
+        try {
+            return new InetSocketAddress(java.net.InetAddress.getByAddress(addr), port);
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e); // 4 or 16 bytes: not thrown
+        }
     }
 
     /** rdma_listen; connection requests arrive as CONNECT_REQUEST events. */
