@@ -78,7 +78,7 @@ public final class OncRpcRdmaSvc {
 
     /** The oncrpc4j transport of {@code c}: calls made on it go to that peer. */
     public RdmaRpcTransport transport(Connection c) {
-        return transports.computeIfAbsent(c, k -> new RdmaRpcTransport(k, getInetSocketAddress(), null, 0));
+        return transports.computeIfAbsent(c, k -> new RdmaRpcTransport(k, getInetSocketAddress(), k.remoteAddress(), 0));
     }
 
     /** The address listened on (its port once started), as {@code OncRpcSvc.getInetSocketAddress}. */

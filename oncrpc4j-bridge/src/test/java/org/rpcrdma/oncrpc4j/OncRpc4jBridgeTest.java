@@ -10,14 +10,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.dcache.oncrpc4j.rpc.OncRpcClient;
+import org.dcache.oncrpc4j.rpc.OncRpcProgram;
 import org.dcache.oncrpc4j.rpc.OncRpcSvc;
 import org.dcache.oncrpc4j.rpc.OncRpcSvcBuilder;
 import org.dcache.oncrpc4j.rpc.RpcAuthTypeNone;
 import org.dcache.oncrpc4j.rpc.RpcCall;
 import org.dcache.oncrpc4j.rpc.RpcTransport;
 import org.dcache.oncrpc4j.rpc.net.IpProtocolType;
+import org.dcache.oncrpc4j.xdr.XdrVoid;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -98,6 +101,19 @@ class OncRpc4jBridgeTest {
         assertEquals(2, pair.server().stats().replyChunksUsed.sum(), "replies sent through a Reply chunk");
         assertEquals(2, pair.client().stats().repliesThroughReplyChunk.sum(), "replies received through one");
         assertIdle();
+    }
+
+    @Test
+    void theProgramSeesThePeersAddress() throws Exception {
+        OncRpcProgram whoCalls = new OncRpcProgram(0x20000124, 1);
+        AtomicReference<InetSocketAddress> seen = new AtomicReference<>();
+        svc.register(whoCalls, call -> {
+            seen.set(call.getTransport().getRemoteSocketAddress());
+            call.reply(XdrVoid.XDR_VOID);
+        });
+        new RpcCall(whoCalls.getNumber(), whoCalls.getVersion(), new RpcAuthTypeNone(), client)
+                .call(1, XdrVoid.XDR_VOID, XdrVoid.XDR_VOID, 5, TimeUnit.SECONDS);
+        assertEquals(InMemoryPair.ADDRESS, seen.get(), "the client's address, as the transport knows it");
     }
 
     @Test
