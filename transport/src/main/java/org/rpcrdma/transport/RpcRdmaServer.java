@@ -157,7 +157,11 @@ public final class RpcRdmaServer implements AutoCloseable {
                     case ESTABLISHED -> LOG.log(Level.DEBUG, "connection established");
                     default -> LOG.log(Level.DEBUG, "rdma_cm event {0}", ev);
                 }
-            } catch (RuntimeException e) {
+            } catch (VirtualMachineError e) {
+                throw e;
+            } catch (RuntimeException | Error e) {
+                // user callbacks run here too (the backchannel listener): this thread must
+                // outlive them, or the server accepts no connection again
                 LOG.log(Level.WARNING, "rdma_cm event " + ev + " failed", e);
             }
         }
@@ -221,8 +225,14 @@ public final class RpcRdmaServer implements AutoCloseable {
             id.accept(new ConnectionParameters(mine.toBytes(), responderResources, depth, 7, 0));
             c.accepted();
             ok = true;
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "rejecting connection request: " + e.getMessage(), e);
+        } catch (VirtualMachineError e) {
+            throw e;
+        } catch (RuntimeException | Error e) {
+            // onConnect is user code: an Error from it refuses this request like any other
+            // failure, and the thread goes on accepting. One line per refusal (a peer's request
+            // can cause it); the stack trace only at DEBUG.
+            LOG.log(Level.WARNING, "rejecting connection request: {0}", e.toString());
+            LOG.log(Level.DEBUG, "rejected connection request", e);
         } finally {
             if (!ok) {
                 byId.remove(id.handle().address());
