@@ -91,7 +91,7 @@ public class InMemoryCallBenchmark {
     }
 
     /**
-     * The zero-allocation shapes (issue 11 §1): a blocking call whose reply is read in place,
+     * The zero-allocation shapes: a blocking call whose reply is read in place,
      * answered by an immediate handler.
      */
     @Benchmark
