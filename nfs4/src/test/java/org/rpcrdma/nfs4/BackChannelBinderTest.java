@@ -7,6 +7,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.InMemoryPair;
@@ -21,69 +23,64 @@ import org.rpcrdma.transport.RpcRdmaOptions;
 class BackChannelBinderTest {
     private static final SessionOps.BindResult BOTH = new SessionOps.BindResult(new byte[16], Nfs4.CDFS4_BOTH, true);
 
+    private InMemoryPair a;
+    private InMemoryPair b;
+    private final AtomicReference<Connection> current = new AtomicReference<>();
+    private final AtomicInteger binds = new AtomicInteger();
+    private final CountDownLatch started = new CountDownLatch(1);
+    private final CountDownLatch release = new CountDownLatch(1);
+    private BackChannelBinder binder;
+
+    @BeforeEach
+    void open() {
+        a = InMemoryPair.open(RpcRdmaOptions.defaults(), call -> { });
+        b = InMemoryPair.open(RpcRdmaOptions.defaults(), call -> { });
+        current.set(a.client());
+        // each bind blocks until the test releases it: the window where SEQUENCEs still say path down
+        binder = new BackChannelBinder(current::get, () -> {
+            binds.incrementAndGet();
+            started.countDown();
+            assertTrue(release.await(5, TimeUnit.SECONDS));
+            return BOTH;
+        });
+    }
+
+    @AfterEach
+    void close() {
+        binder.close();
+        a.close();
+        b.close();
+    }
+
     @Test
     void pathDownSeenWhileTheSameConnectionIsBeingBoundBindsOnce() throws Exception {
-        try (InMemoryPair a = InMemoryPair.open(RpcRdmaOptions.defaults(), call -> { });
-                InMemoryPair b = InMemoryPair.open(RpcRdmaOptions.defaults(), call -> { })) {
-            AtomicReference<Connection> current = new AtomicReference<>(a.client());
-            AtomicInteger binds = new AtomicInteger();
-            CountDownLatch started = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            BackChannelBinder binder = new BackChannelBinder(current::get, () -> {
-                binds.incrementAndGet();
-                started.countDown();
-                assertTrue(release.await(5, TimeUnit.SECONDS));
-                return BOTH;
-            });
-            try {
-                binder.reconnected(a.client());
-                assertTrue(started.await(5, TimeUnit.SECONDS), "the bind started");
-                binder.sequenceFlags(Nfs4.SEQ4_STATUS_CB_PATH_DOWN); // a SEQUENCE on a's forward channel meanwhile
-                release.countDown();
-                awaitBound(binder, 1);
-                Thread.sleep(200); // a second bind, if one were queued, runs now
-                assertEquals(1, binds.get(), "one BIND_CONN_TO_SESSION for one new connection");
+        binder.reconnected(a.client());
+        assertTrue(started.await(5, TimeUnit.SECONDS), "the bind started");
+        binder.sequenceFlags(Nfs4.SEQ4_STATUS_CB_PATH_DOWN); // a SEQUENCE on a's forward channel meanwhile
+        release.countDown();
+        awaitBound(1);
+        Thread.sleep(200); // a second bind, if one were queued, runs now
+        assertEquals(1, binds.get(), "one BIND_CONN_TO_SESSION for one new connection");
 
-                // a reconnect while nothing runs: the new connection is bound
-                current.set(b.client());
-                binder.reconnected(b.client());
-                awaitBound(binder, 2);
-                assertEquals(2, binds.get());
-            } finally {
-                binder.close();
-            }
-        }
+        // a reconnect while nothing runs: the new connection is bound
+        current.set(b.client());
+        binder.reconnected(b.client());
+        awaitBound(2);
+        assertEquals(2, binds.get());
     }
 
     @Test
     void aReconnectDuringABindForTheConnectionBeforeBindsTheNewOneToo() throws Exception {
-        try (InMemoryPair a = InMemoryPair.open(RpcRdmaOptions.defaults(), call -> { });
-                InMemoryPair b = InMemoryPair.open(RpcRdmaOptions.defaults(), call -> { })) {
-            AtomicReference<Connection> current = new AtomicReference<>(a.client());
-            AtomicInteger binds = new AtomicInteger();
-            CountDownLatch started = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            BackChannelBinder binder = new BackChannelBinder(current::get, () -> {
-                binds.incrementAndGet();
-                started.countDown();
-                assertTrue(release.await(5, TimeUnit.SECONDS));
-                return BOTH;
-            });
-            try {
-                binder.reconnected(a.client());
-                assertTrue(started.await(5, TimeUnit.SECONDS));
-                current.set(b.client()); // lost again while a was being bound
-                binder.reconnected(b.client());
-                release.countDown();
-                awaitBound(binder, 2);
-                assertEquals(2, binds.get(), "the connection made meanwhile is bound as well");
-            } finally {
-                binder.close();
-            }
-        }
+        binder.reconnected(a.client());
+        assertTrue(started.await(5, TimeUnit.SECONDS), "the bind started");
+        current.set(b.client()); // lost again while a was being bound
+        binder.reconnected(b.client());
+        release.countDown();
+        awaitBound(2);
+        assertEquals(2, binds.get(), "the connection made meanwhile is bound as well");
     }
 
-    private static void awaitBound(BackChannelBinder binder, long n) throws InterruptedException {
+    private void awaitBound(long n) throws InterruptedException {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (binder.binds() < n && System.nanoTime() < until) {
             Thread.sleep(5);
