@@ -254,11 +254,6 @@ public final class Connection implements AutoCloseable {
         return state == State.OPEN;
     }
 
-    /** The link below (for tests that play a late or hostile RDMA operation). */
-    Link link() {
-        return link;
-    }
-
     /** Receive-pool buffer {@code slot} (in-memory links write received bytes here). */
     MemorySegment receiveBuffer(int slot) {
         return receives.buffer(slot);
@@ -710,26 +705,6 @@ public final class Connection implements AutoCloseable {
             f.cancel(false);
             throw e;
         }
-    }
-
-    /**
-     * Sends {@code bytes} as one Send exactly as given: no encoding, no credit, no XID
-     * table. Only for tests that play a misbehaving peer against a real server.
-     */
-    void postRaw(MemorySegment bytes) {
-        postRaw(bytes, 0);
-    }
-
-    /** As {@link #postRaw(MemorySegment)}, by Send with Invalidate of the peer's {@code rkey} unless 0. */
-    void postRaw(MemorySegment bytes, int invalidateRkey) {
-        sends.sendRaw(bytes, invalidateRkey);
-        settle();
-    }
-
-    /** Tests only: this connection becomes a raw peer ({@link Unmarshal.RawTap}); no endpoint sets one. */
-    void playRawPeer(Unmarshal.RawTap tap) {
-        unmarshal.rawTap(tap);
-        rdma.rawTap(tap);
     }
 
     // ---- completion path (one completion thread at a time) ----

@@ -224,7 +224,7 @@ class EndpointDefectsVerbsTest {
         Thread cm = cms.isEmpty() ? null : cms.get(0);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger sent = new AtomicInteger();
-        AtomicInteger postFailed = new AtomicInteger(); // postRaw threw (no send context): not the client's fault
+        AtomicInteger postFailed = new AtomicInteger(); // the raw Send threw (no send context): not the client's fault
         Set<Connection> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         Thread watcher = Thread.ofPlatform().daemon().name("test-early-sender").start(() -> {
             while (!stop.get()) {
@@ -240,7 +240,7 @@ class EndpointDefectsVerbsTest {
                     // rdma_accept and the client's connect would fail: counted inconclusive below.
                     // A loss after a successful connect is the client's: RNR, no receive posted.)
                     try {
-                        s.postRaw(strayReply(0x0badc0de, OPTS.credits()));
+                        RawAccess.send(s, strayReply(0x0badc0de, OPTS.credits()));
                         sent.incrementAndGet();
                     } catch (RuntimeException e) {
                         postFailed.incrementAndGet();
@@ -269,7 +269,7 @@ class EndpointDefectsVerbsTest {
                         continue;
                     }
                     if (postFailed.get() > failed0) {
-                        failures.add("cycle " + i + ": inconclusive (postRaw threw)");
+                        failures.add("cycle " + i + ": inconclusive (the raw Send threw)");
                         continue;
                     }
                     Connection cc = c.connection();
