@@ -55,9 +55,6 @@ public final class Connection implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** ONC RPC program a client of ours calls to tell our server its backchannel is ready. */
-    public static final int BACKCHANNEL_CONTROL_PROGRAM = BackchannelControl.PROGRAM;
-
     /** Immutable per-connection parameters, fixed after private-data negotiation. */
     record Params(boolean client, int sendInline, int receiveInline, int ownCallCredits, int grantToPeer,
             boolean remoteInvalidation, int signalEvery, long callTimeoutMillis, int maxChunkBytes,

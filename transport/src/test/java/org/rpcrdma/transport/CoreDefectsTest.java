@@ -651,7 +651,7 @@ class CoreDefectsTest {
         MemorySegment sent = peer.lastSent();
         int rdmaXid = Xdr.getInt(sent, 0);
         int rpcXid = Xdr.getInt(sent, RpcRdma.INLINE_MSG_HEADER_BYTES);
-        assertEquals(Connection.BACKCHANNEL_CONTROL_PROGRAM, Xdr.getInt(sent, RpcRdma.INLINE_MSG_HEADER_BYTES + 12));
+        assertEquals(BackchannelControl.PROGRAM, Xdr.getInt(sent, RpcRdma.INLINE_MSG_HEADER_BYTES + 12));
         peer.deliver(rdmaMsg(rdmaXid, 4, acceptedReply(rpcXid, OncRpc.PROG_UNAVAIL, 0)));
         String o = outcome(f, 5000);
         assertTrue(o.startsWith("exception") && o.contains("PROG_UNAVAIL"),
