@@ -40,9 +40,8 @@ import org.rpcrdma.transport.wire.Xdr;
 
 /**
  * Endpoint defects found in review, each pinned by a test that asserts the wanted
- * behaviour on real verbs (Soft-RoCE guest): issue 10's items 7, 8, 10 and 13. All five
- * failed on the transport core of commit 0239c87 (the failures are in issue 10's closing
- * note). Every wait is bounded (a few seconds, and a JUnit timeout per test), so a hang
+ * behaviour on real verbs (Soft-RoCE guest); each failed on the transport core it was
+ * written against. Every wait is bounded (a few seconds, and a JUnit timeout per test), so a hang
  * fails instead of holding the run.
  */
 @Tag("verbs")

@@ -22,7 +22,7 @@ import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.Xdr;
 
 /**
- * Hostile chunk lists on real verbs (Soft-RoCE guest), issue 12 §5: a requester
+ * Hostile chunk lists on real verbs (Soft-RoCE guest), RFC 8166 §3.4 and §5: a requester
  * advertising 10,000 segments (and more than our limit that do fit a Send) is answered
  * ERR_CHUNK without a byte read and keeps its connection; a responder claiming more bytes
  * than a Reply or write chunk offered fails that call, reads nothing and withdraws its rkeys.
