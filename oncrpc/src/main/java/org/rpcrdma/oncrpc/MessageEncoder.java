@@ -20,15 +20,16 @@ import org.rpcrdma.transport.wire.XdrWriter;
  * ({@link XdrCodec#ddpEligible()}, {@link Codecs#payload}) records where its data lies in
  * the message ({@link Encoded#ddpOffsets()}, {@link Encoded#ddpLengths()}): exactly the
  * input of the transport's chunk arithmetic ({@code StreamReduction.reduce}, RFC 8166
- * §3.4), which turns them into a Read list once the transport sends chunks.
+ * §3.4), which sends the first as a read chunk when the call does not fit inline.
  */
 final class MessageEncoder {
     /** Most messages (headers, small arguments) fit the first try. */
     static final int FIRST_TRY = 512;
     /**
-     * A message larger than this is refused here: today the transport sends only inline
-     * messages (at most 256 KiB), and with chunks a bulk payload moves by DDP, not in the
-     * encoded stream.
+     * A message larger than this is refused here, which bounds the scratch buffer's growth: a
+     * call past the inline threshold travels whole in a Position-Zero Read chunk, bounded by
+     * the transport's {@code maxChunkBytes} (1 MiB + 64 KiB by default), and a bulk payload
+     * moves by DDP, outside the encoded stream.
      */
     static final int MAX_MESSAGE = 64 << 20;
     /** The largest scratch buffer a thread keeps (an NFS WRITE of 1 MiB and its header fit). */

@@ -24,9 +24,9 @@ import org.rpcrdma.transport.wire.Xdr;
  *     was written (the bug libevpl shipped).</li>
  * </ul>
  * Each chunk is one segment under an rkey made for this call ({@link Link#expose}). Memory
- * from the endpoint's {@link RegisteredBuffers} is exposed in place (zero copy); any other
- * caller memory is copied through chunk memory (why no registration cache: see
- * {@link RegisteredBuffers}).
+ * from the endpoint's {@link RegisteredBuffers}, or ordinary memory of the caller's own arenas
+ * that its {@link RegistrationCache} takes, is exposed in place (zero copy); what neither
+ * takes (heap, global or small memory, the cache full or off) is copied through chunk memory.
  */
 final class ChunkMarshal {
     private ChunkMarshal() {}

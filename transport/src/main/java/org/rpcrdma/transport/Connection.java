@@ -55,9 +55,6 @@ public final class Connection implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** ONC RPC program a client of ours calls to tell our server its backchannel is ready. */
-    public static final int BACKCHANNEL_CONTROL_PROGRAM = BackchannelControl.PROGRAM;
-
     /** Immutable per-connection parameters, fixed after private-data negotiation. */
     record Params(boolean client, int sendInline, int receiveInline, int ownCallCredits, int grantToPeer,
             boolean remoteInvalidation, int signalEvery, long callTimeoutMillis, int maxChunkBytes,
@@ -252,11 +249,6 @@ public final class Connection implements AutoCloseable {
 
     public boolean isOpen() {
         return state == State.OPEN;
-    }
-
-    /** The link below (for tests that play a late or hostile RDMA operation). */
-    Link link() {
-        return link;
     }
 
     /** Receive-pool buffer {@code slot} (in-memory links write received bytes here). */
@@ -710,26 +702,6 @@ public final class Connection implements AutoCloseable {
             f.cancel(false);
             throw e;
         }
-    }
-
-    /**
-     * Sends {@code bytes} as one Send exactly as given: no encoding, no credit, no XID
-     * table. Only for tests that play a misbehaving peer against a real server.
-     */
-    void postRaw(MemorySegment bytes) {
-        postRaw(bytes, 0);
-    }
-
-    /** As {@link #postRaw(MemorySegment)}, by Send with Invalidate of the peer's {@code rkey} unless 0. */
-    void postRaw(MemorySegment bytes, int invalidateRkey) {
-        sends.sendRaw(bytes, invalidateRkey);
-        settle();
-    }
-
-    /** Tests only: this connection becomes a raw peer ({@link Unmarshal.RawTap}); no endpoint sets one. */
-    void playRawPeer(Unmarshal.RawTap tap) {
-        unmarshal.rawTap(tap);
-        rdma.rawTap(tap);
     }
 
     // ---- completion path (one completion thread at a time) ----

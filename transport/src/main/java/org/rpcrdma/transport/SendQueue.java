@@ -115,16 +115,6 @@ final class SendQueue {
         queue.addLast(new Waiting(xid, credit, null, error, null, 0));
     }
 
-    /** Sends {@code bytes} as one Send exactly as given: only for tests that play a misbehaving peer. */
-    synchronized void sendRaw(MemorySegment bytes, int invalidateRkey) {
-        int slot = ring.tryAcquire();
-        if (slot < 0) {
-            throw new IllegalStateException("no free send context");
-        }
-        MemorySegment.copy(bytes, 0, buffers[slot], 0, bytes.byteSize());
-        post(slot, (int) bytes.byteSize(), invalidateRkey);
-    }
-
     /** A signalled Send completed: its context and all older ones are free; queued messages go. */
     synchronized void completed(int slot) {
         if (shut) {
