@@ -12,9 +12,12 @@ import java.lang.foreign.MemorySegment;
  * <li>in memory of its own ({@link #of(long, MemorySegment)}): the message holds the XDR
  *     before the data (up to and with the length word) in {@code [0, offset)} and the XDR
  *     after the data's pad from {@code offset} on; the data is {@code payload}, its pad
- *     implied. Nothing is copied to put it together: it is exposed in place as the read
- *     chunk at {@code offset} (from registered memory, {@link RpcRdmaStats#zeroCopyExposures}),
- *     or copied into the Send when the whole call fits inline.</li>
+ *     implied. The call is not put together on the heap: the payload is exposed in place
+ *     as the read chunk at {@code offset} (from registered memory,
+ *     {@link RpcRdmaStats#zeroCopyExposures}; other memory is copied once into chunk
+ *     memory), or copied into the Send when the whole call fits inline, or, when even the
+ *     rest does not fit, the whole call is put together once in chunk memory for a
+ *     Position-Zero Read chunk.</li>
  * </ul>
  * When the call does not fit inline the data travels in a read chunk at that position and
  * the server pulls it by RDMA Read (§3.5.3); the rest goes inline, resuming after the
