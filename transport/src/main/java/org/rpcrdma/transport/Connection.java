@@ -383,8 +383,9 @@ public final class Connection implements AutoCloseable {
 
     /**
      * A call with direct data placement (RFC 8166 §3.4.5-3.4.6), as NFS READ and WRITE use
-     * it. {@code payload} (may be null) marks the call's DDP-eligible argument: when the call
-     * does not fit inline it travels in a read chunk the server pulls, the rest inline.
+     * it. {@code payload} (may be null) marks the call's DDP-eligible argument, inside the
+     * message or a segment of its own ({@link DdpArgument#of}, exposed in place, not copied):
+     * when the call does not fit inline it travels in a read chunk the server pulls, the rest inline.
      * {@code receptacle} (may be null) is where a DDP result goes: offered as a write chunk
      * of its size; the reply's {@link ReceivedMessage#placedBytes()} says how many bytes the
      * server placed there (checked against what was offered), already copied into it when
@@ -402,9 +403,8 @@ public final class Connection implements AutoCloseable {
             int maxReplyBytes, long timeout, TimeUnit unit) {
         long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
         checkMaxReplyBytes(maxReplyBytes);
-        if (payload != null && payload.paddedEnd() > rpcCall.byteSize()) {
-            throw new IllegalArgumentException(payload + " with its XDR pad lies beyond the " + rpcCall.byteSize()
-                    + "-byte call");
+        if (payload != null) {
+            payload.checkIn(rpcCall);
         }
         if (receptacle != null && (receptacle.byteSize() == 0 || receptacle.byteSize() > params.maxChunkBytes())) {
             throw new IllegalArgumentException("receptacle of " + receptacle.byteSize() + " bytes is not in [1, "

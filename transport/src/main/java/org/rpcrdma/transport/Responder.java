@@ -383,6 +383,11 @@ final class Responder {
         }
 
         @Override
+        public boolean pulled() {
+            return !msg.inReceiveBuffer(); // assembled in chunk memory (ReadChunkPuller)
+        }
+
+        @Override
         public int xid() {
             return xid;
         }
