@@ -110,7 +110,7 @@ public final class VerbsInline {
      * verbs.h:3339 {@code ibv_post_send}: {@code qp->context->ops.post_send(qp, wr, bad_wr)}.
      *
      * @return 0, or the errno value the provider returned (see
-     *         {@link NativeErrors#checkReturnedErrno}); {@code badWr} then points at the
+     *         {@link NativeErrors#statusErrno}); {@code badWr} then points at the
      *         first work request that was not posted
      */
     public static int ibvPostSend(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
@@ -199,27 +199,23 @@ public final class VerbsInline {
     }
 
     /**
-     * verbs.h:2616 {@code ibv_alloc_mw}: EOPNOTSUPP when the provider has no {@code alloc_mw},
-     * else {@code pd->context->ops.alloc_mw(pd, type)}.
-     *
-     * @throws NativeCallException with the errno the provider set when it returns NULL
+     * verbs.h:2616 {@code ibv_alloc_mw}: NULL with errno EOPNOTSUPP when the provider has no
+     * {@code alloc_mw}, else {@code pd->context->ops.alloc_mw(pd, type)}, whose NULL leaves
+     * the provider's errno; either way {@link NativeErrors#pointerErrno()} gives it.
      */
     public static MemorySegment ibvAllocMw(MemorySegment pd, int type) {
         MemorySegment fn = op(ptr(pd.address() + PD_CONTEXT), OPS_ALLOC_MW);
         if (fn.equals(MemorySegment.NULL)) {
-            throw NativeErrors.error("ibv_alloc_mw", EOPNOTSUPP);
+            NativeErrors.setErrno(EOPNOTSUPP);
+            return MemorySegment.NULL;
         }
-        MemorySegment state = NativeErrors.captureState();
         MemorySegment mw;
         try {
-            mw = (MemorySegment) ALLOC_MW.invokeExact(fn, state, pd, type);
+            mw = (MemorySegment) ALLOC_MW.invokeExact(fn, NativeErrors.captureState(), pd, type);
         } catch (Throwable t) {
             throw rethrow(t);
         }
-        if (mw.equals(MemorySegment.NULL)) {
-            throw NativeErrors.lastError("ibv_alloc_mw", state);
-        }
-        return mw.reinterpret(ibv_mw.layout().byteSize());
+        return mw.equals(MemorySegment.NULL) ? mw : mw.reinterpret(ibv_mw.layout().byteSize());
     }
 
     /** verbs.h:2633 {@code ibv_dealloc_mw}: {@code mw->context->ops.dealloc_mw(mw)}; returns 0 or an errno. */
@@ -266,12 +262,6 @@ public final class VerbsInline {
     }
 
     private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException("unexpected checked exception from a downcall", t);
+        return NativeErrors.rethrow(t);
     }
 }
