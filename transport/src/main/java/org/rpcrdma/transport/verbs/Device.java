@@ -128,6 +128,16 @@ public final class Device extends Resource {
         }
     }
 
+    /** {@code phys_port_cnt} of {@code ibv_query_device}: ports are numbered 1 to this. */
+    public int portCount() {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_device_attr.layout());
+            NativeChecks.status("ibv_query_device", IbvCalls.ibvQueryDevice(context, attr));
+            return Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(attr));
+        }
+    }
+
     /**
      * Device limits: work requests per queue, SGEs per request, RDMA Reads a QP may have
      * outstanding as target (responder resources) and as initiator (initiator depth), and
