@@ -110,9 +110,9 @@ class ControlPathVerbsTest {
         ibv_recv_wr.sg_list(rwr, sge);
         ibv_recv_wr.num_sge(rwr, 1);
         MemorySegment bad = arena.allocate(ValueLayout.ADDRESS);
-        ok(VerbsInline.ibvPostRecv(qp, rwr, bad));
+        ok(VerbsInline.ibvPostRecv(VerbsInline.postRecvFunction(qp), qp, rwr, bad));
         MemorySegment wc = arena.allocate(ibv_wc.layout(), 4);
-        assertEquals(0, VerbsInline.ibvPollCq(cq, 4, wc));
+        assertEquals(0, VerbsInline.ibvPollCq(VerbsInline.pollCqFunction(cq), cq, 4, wc));
         ok(VerbsInline.ibvReqNotifyCq(cq, false));
 
         MemorySegment srqInit = arena.allocate(ibv_srq_init_attr.layout());
