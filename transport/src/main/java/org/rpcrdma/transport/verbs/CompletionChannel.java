@@ -81,7 +81,6 @@ public final class CompletionChannel extends Resource {
         queueList = queues.values().toArray(CompletionQueue[]::new);
     }
 
-
     /** The CQ with this native address; a linear scan, as a channel serves a handful of CQs (no boxing). */
     private CompletionQueue queueAt(long address) {
         for (CompletionQueue q : queueList) {
