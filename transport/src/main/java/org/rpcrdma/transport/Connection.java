@@ -443,71 +443,57 @@ public final class Connection implements AutoCloseable {
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit) {
-        return call(rpcCall, CallTimer.timeoutNanos(timeout, unit), false);
+        return call(rpcCall, CallTimer.timeoutNanos(timeout, unit), false, 0, null, null);
     }
 
-    /**
-     * With {@code retry} the call's bytes are copied and, if the connection is lost before
-     * the reply, handed to the owner to send again (same XID) after reconnect.
-     */
+    /** A future call with {@code retry} (see below). */
     CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry) {
         return call(rpcCall, timeoutNanos, retry, 0, null, null);
     }
 
-    /** As {@link #call(MemorySegment, long, boolean)}, allowing a reply of up to {@code maxReplyBytes}. */
-    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry, int maxReplyBytes) {
-        checkMaxReplyBytes(maxReplyBytes);
-        return call(rpcCall, timeoutNanos, retry, maxReplyBytes, null, null);
-    }
-
+    /**
+     * The future shapes' issue: with {@code retry} the call's bytes are copied and, if the
+     * connection is lost before the reply, handed to the owner to send again (same XID).
+     */
     private CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry,
             int maxReplyBytes, DdpArgument payload, MemorySegment receptacle) {
-        if (!params.client() && !backchannelReady) {
-            throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
-                    + " backward call not sent");
-        }
-        OutgoingCall c = newCall(rpcCall, retry);
+        checkBackchannelReady();
+        OutgoingCall c = OutgoingCall.issue(rpcCall, retry);
         if (c.isDone()) {
             return c;
         }
         c.maxReplyBytes(maxReplyBytes);
         c.ddp(payload, receptacle);
-        c.deadline(name, timeoutNanos, false);
-        submit(c);
+        submit(c, timeoutNanos);
         return c;
     }
 
-    /** A call object for {@code rpcCall}, already failed if the bytes are not an RPC CALL. */
-    static OutgoingCall newCall(MemorySegment rpcCall, boolean retry) {
-        if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
-            OutgoingCall c = new OutgoingCall(rpcCall.byteSize() >= 4 ? Xdr.getInt(rpcCall, 0) : 0, rpcCall, false);
-            c.fail(new IllegalArgumentException("not an ONC RPC CALL message"));
-            return c;
+    private void checkBackchannelReady() {
+        if (!params.client() && !backchannelReady) {
+            throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
+                    + " backward call not sent");
         }
-        return new OutgoingCall(Xdr.getInt(rpcCall, 0), rpcCall, retry);
     }
 
     /**
-     * A call made while its endpoint has no open connection (a client reconnecting, a
-     * server's backchannel waiting for its client): its bytes copied, its deadline running.
+     * Sends a call just issued, its deadline ({@code timeoutNanos}, 0: none) running from
+     * now: every call shape, the reconnecting client's and a backchannel's calls come here.
      */
-    static OutgoingCall parked(MemorySegment rpcCall, boolean retry, String where, long timeoutNanos) {
-        OutgoingCall c = newCall(rpcCall, retry);
-        if (!c.isDone()) {
-            c.detach();
-            c.deadline(where, timeoutNanos, true);
-        }
-        return c;
+    void submit(OutgoingCall c, long timeoutNanos) {
+        checkBackchannelReady();
+        c.deadline(name, timeoutNanos, false);
+        submit(c);
     }
 
-    /** Sends a call handed over from an earlier connection (same XID, same future and deadline). */
-    void resubmit(OutgoingCall c) {
-        if (!c.isDone()) {
-            submit(c);
+    /**
+     * The one submit: sends {@code c} here, a call just issued or one handed over from an
+     * earlier connection (same XID, same future and deadline), or hands it on if this
+     * connection can no longer send.
+     */
+    void submit(OutgoingCall c) {
+        if (c.isDone()) {
+            return; // abandoned while it was between connections
         }
-    }
-
-    private void submit(OutgoingCall c) {
         // Checked here, not at issue: a call parked or handed over meets this connection's
         // negotiated thresholds only now.
         if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline())
@@ -615,7 +601,7 @@ public final class Connection implements AutoCloseable {
         c.maxReplyBytes(maxReplyBytes);
         link.blockingCallStarts();
         try {
-            submit(c);
+            submit(c, 0); // the caller's wait is the deadline
             return c.await(link, reader, timeoutNanos, unit.toMillis(timeout), name, stats);
         } finally {
             link.blockingCallEnds();
@@ -649,8 +635,7 @@ public final class Connection implements AutoCloseable {
         int xid = callXid(rpcCall);
         ReusableCall c = slots.take(xid, rpcCall, callback);
         c.maxReplyBytes(maxReplyBytes);
-        c.deadline(name, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()), false);
-        submit(c);
+        submit(c, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()));
     }
 
     /** The XID of {@code rpcCall}, checked to be an ONC RPC CALL we may send now. */
@@ -658,10 +643,7 @@ public final class Connection implements AutoCloseable {
         if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
             throw new IllegalArgumentException("not an ONC RPC CALL message");
         }
-        if (!params.client() && !backchannelReady) {
-            throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
-                    + " backward call not sent");
-        }
+        checkBackchannelReady();
         return Xdr.getInt(rpcCall, 0);
     }
 

@@ -7,6 +7,7 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import org.rpcrdma.transport.core.Events;
+import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.Xdr;
 
 /**
@@ -90,6 +91,16 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
         this.message = retry && message.isNative() ? heapCopy(message) : message;
         this.retry = retry;
         this.event = newEvent(xid, message);
+    }
+
+    /** A call object for {@code rpcCall}, already failed if the bytes are not an ONC RPC CALL. */
+    static OutgoingCall issue(MemorySegment rpcCall, boolean retry) {
+        if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
+            OutgoingCall c = new OutgoingCall(rpcCall.byteSize() >= 4 ? Xdr.getInt(rpcCall, 0) : 0, rpcCall, false);
+            c.fail(new IllegalArgumentException("not an ONC RPC CALL message"));
+            return c;
+        }
+        return new OutgoingCall(Xdr.getInt(rpcCall, 0), rpcCall, retry);
     }
 
     /**

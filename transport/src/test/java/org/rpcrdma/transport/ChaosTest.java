@@ -63,7 +63,7 @@ class ChaosTest {
                 }
                 next = current;
             }
-            orphans.forEach(next.client::resubmit);
+            orphans.forEach(next.client::submit);
         }
     }
 
