@@ -87,6 +87,8 @@ public final class Connection implements AutoCloseable {
     private final Link link;
     private final ReceiveQueue receives;
     private final SendQueue sends;
+    /** The one owner of this connection's failure: forces {@link #lost} once. */
+    private final LinkFailure failure = new LinkFailure(this::lost);
     private final RdmaQueue rdma;
     private final Requester requester;
     /** Call slots of callAndRead and callback calls, used again (no allocation per call). */
@@ -122,9 +124,9 @@ public final class Connection implements AutoCloseable {
         this.stats = stats;
         this.link = link;
         this.receives = receives;
-        this.sends = new SendQueue(link, sendContexts, params.signalEvery(), params.sendInline(), sendMemory, stats);
+        this.sends = new SendQueue(link, sendContexts, params.signalEvery(), params.sendInline(), sendMemory, stats, failure);
         this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(),
-                params.grantToPeer(), receives, sends, stats,
+                params.grantToPeer(), receives, sends, failure, stats,
                 () -> lost(new RpcRdmaException("every credit is held by an abandoned call and no reply came for "
                         + Requester.STALL_MILLIS + " ms: the peer is not answering")));
         this.rdma = new RdmaQueue(link, stats);
@@ -162,7 +164,6 @@ public final class Connection implements AutoCloseable {
     /** Server: rdma_accept returned; held Sends go out. */
     void accepted() {
         sends.resume();
-        settle();
     }
 
     /** Posts the receives the peer's grant needs (if the endpoint has not yet). Called once. */
@@ -510,7 +511,6 @@ public final class Connection implements AutoCloseable {
         if (!taken) {
             notSent(List.of(c));
         }
-        settle();
     }
 
     /** Calls that cannot go out here: to the owner unless the user closed us, else failed. */
@@ -705,7 +705,6 @@ public final class Connection implements AutoCloseable {
     /** As {@link #postRaw(MemorySegment)}, by Send with Invalidate of the peer's {@code rkey} unless 0. */
     void postRaw(MemorySegment bytes, int invalidateRkey) {
         sends.sendRaw(bytes, invalidateRkey);
-        settle();
     }
 
     /** Tests only: this connection becomes a raw peer ({@link Unmarshal.RawTap}); no endpoint sets one. */
@@ -719,7 +718,6 @@ public final class Connection implements AutoCloseable {
     /** A signalled Send completed: its context and all older ones are free. */
     void onSendCompleted(int slot) {
         sends.completed(slot);
-        settle();
     }
 
     /** The RPC message at {@code [offset, offset + length)} of receive buffer {@code slot} (completion thread). */
@@ -742,6 +740,7 @@ public final class Connection implements AutoCloseable {
             throw e;
         }
         boolean keep = false;
+        RuntimeException broke = null;
         try {
             // ORDER: repost before handling, so that a reply we send (which lets the peer
             // send another message) never finds fewer receives posted than credits granted;
@@ -751,7 +750,7 @@ public final class Connection implements AutoCloseable {
             receives.replenishAfterCompletion(requester.requiredReceives());
             keep = unmarshal.dispatch(slot, buf, length);
         } catch (RuntimeException e) {
-            sends.noteFailure(e);
+            broke = e; // no lock is held here: the loss runs on this thread, after the buffer went back
         } finally {
             if (!keep) {
                 releaseReceive(slot);
@@ -762,7 +761,9 @@ public final class Connection implements AutoCloseable {
                 }
             }
         }
-        settle();
+        if (broke != null) {
+            lost(broke);
+        }
     }
 
     /** A signalled RDMA Read or Write completed (the link's token). */
@@ -773,9 +774,8 @@ public final class Connection implements AutoCloseable {
         try {
             rdma.completed(token);
         } catch (RuntimeException e) {
-            sends.noteFailure(e);
+            lost(e); // no lock is held here
         }
-        settle();
     }
 
     /** A posted receive came back flushed (QP in error): the connection is gone. */
@@ -800,7 +800,6 @@ public final class Connection implements AutoCloseable {
         receives.release(slot);
         if (state != State.LOST) {
             requester.pump();
-            settle();
         }
     }
 
@@ -833,14 +832,6 @@ public final class Connection implements AutoCloseable {
     }
 
     // ---- loss and close ----
-
-    /** Acts on a link failure noted under a lock, now that none is held. */
-    void settle() {
-        Throwable f = sends.failure();
-        if (f != null && state != State.LOST) {
-            lost(f);
-        }
-    }
 
     /** The connection is gone: frees every buffer and call exactly once. Safe from any thread holding no transport lock. */
     void lost(Throwable cause) {

@@ -46,6 +46,7 @@ final class Requester {
     private final XidTable<OutgoingCall> table;
     private final ReceiveQueue receives;
     private final SendQueue sends;
+    private final LinkFailure failure;
     private final int grantToPeer;
     private final RpcRdmaStats stats;
     /**
@@ -85,7 +86,8 @@ final class Requester {
     private final ArrayList<OutgoingCall> expired = new ArrayList<>();
 
     Requester(String name, Direction direction, int maxCredits, int grantToPeer, ReceiveQueue receives,
-            SendQueue sends, RpcRdmaStats stats, Runnable wedged) {
+            SendQueue sends, LinkFailure failure, RpcRdmaStats stats, Runnable wedged) {
+        this.failure = failure;
         this.name = name;
         this.direction = direction;
         this.credits = new CreditAccount(direction, maxCredits);
@@ -274,14 +276,14 @@ final class Requester {
      * each reply (rnr_retry 0: a reply with no posted receive would kill the connection;
      * a user holding received messages makes calls wait instead). A call whose memory the
      * caller closed meanwhile fails alone ({@link #takeUnsendable}). Caller holds the lock;
-     * nothing here throws: a failure is noted and the connection settles the loss, so a
-     * reply matched before the pump still completes its call.
+     * nothing here throws: a failure forces the connection's loss, which runs once no lock
+     * is held, so a reply matched before the pump still completes its call.
      */
     private void pumpLocked() {
         try {
             pumpWhileAllowed();
         } catch (RuntimeException e) {
-            sends.noteFailure(e); // a call in the table was maybe not sent: the loss takes it
+            failure.force(e); // a call in the table was maybe not sent: the loss takes it
         }
     }
 
@@ -306,7 +308,7 @@ final class Requester {
                 posted = receives.ensurePosted(required);
             } catch (RuntimeException e) {
                 publishRequired();
-                sends.noteFailure(e); // the link is gone: the connection settles the loss
+                failure.force(e); // the link is gone
                 return;
             }
             if (!posted) {

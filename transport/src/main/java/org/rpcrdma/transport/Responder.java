@@ -455,7 +455,6 @@ final class Responder {
                 stats.repliesSent.increment();
             } finally {
                 msg.release();
-                conn.settle();
             }
         }
 
