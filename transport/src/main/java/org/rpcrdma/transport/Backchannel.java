@@ -81,9 +81,9 @@ public final class Backchannel {
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit) {
         long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
-        OutgoingCall o = OutgoingCall.issue(rpcCall, true);
+        CallRequest o = CallRequest.issue(rpcCall, true);
         if (o.isDone()) {
-            return o;
+            return o.future();
         }
         Connection c;
         synchronized (lock) {
@@ -94,16 +94,17 @@ public final class Backchannel {
             c = bound;
             if (c == null || !c.isOpen()) {
                 waiting.issue(o, timeoutNanos);
-                return o;
+                return o.future();
             }
         }
+        CallFuture f = o.future(); // ORDER: before submit, after which the request may be another call
         c.submit(o, timeoutNanos);
-        return o;
+        return f;
     }
 
     /** The client enabled its backchannel on {@code c}: waiting calls go there now. */
     void bind(Connection c) {
-        List<OutgoingCall> resend;
+        List<CallRequest> resend;
         synchronized (lock) {
             if (closed) {
                 return;
@@ -116,7 +117,7 @@ public final class Backchannel {
     }
 
     /** From a lost connection: its outstanding backward calls (maybe none). */
-    private void adopt(Connection lost, List<OutgoingCall> orphans) {
+    private void adopt(Connection lost, List<CallRequest> orphans) {
         Connection now;
         boolean gone;
         synchronized (lock) {
@@ -156,7 +157,7 @@ public final class Backchannel {
     }
 
     void close() {
-        List<OutgoingCall> left;
+        List<CallRequest> left;
         synchronized (lock) {
             closed = true;
             left = waiting.takeAll();
@@ -164,7 +165,7 @@ public final class Backchannel {
         ParkedCalls.fail(left, new ConnectionLostException(this + ": server closed", null));
     }
 
-    private static void fail(List<OutgoingCall> os, String why) {
+    private static void fail(List<CallRequest> os, String why) {
         ConnectionLostException e = new ConnectionLostException(why, null);
         os.forEach(o -> o.fail(e));
     }

@@ -32,7 +32,7 @@ final class ChunkMarshal {
     private ChunkMarshal() {}
 
     /** Whether {@code c} needs chunks under these thresholds (a receptacle always does). */
-    static boolean needsChunks(OutgoingCall c, int sendInline, int receiveInline) {
+    static boolean needsChunks(CallRequest c, int sendInline, int receiveInline) {
         return !Marshal.fitsInline(c.message().byteSize(), sendInline) || needsReplyChunk(c, receiveInline)
                 || c.receptacle() != null;
     }
@@ -42,7 +42,7 @@ final class ChunkMarshal {
      * comes with: the threshold covers the whole Send (RFC 8166 §4.1), and a reply echoes
      * our write list, one chunk of one segment per receptacle (§4.3.2), in its header.
      */
-    private static boolean needsReplyChunk(OutgoingCall c, int receiveInline) {
+    private static boolean needsReplyChunk(CallRequest c, int receiveInline) {
         long echoedWriteList = c.receptacle() == null ? 0 : 4L * RpcRdma.WRITECHUNK_MINSZ;
         return c.maxReplyBytes() > 0 && !Marshal.fitsInline(echoedWriteList + c.maxReplyBytes(), receiveInline);
     }
@@ -60,7 +60,7 @@ final class ChunkMarshal {
      * false: RFC 8167 §5.3 allows chunks there, but Linux drops such calls), a link without
      * chunk memory, or a message over {@code maxChunkBytes}.
      */
-    static boolean expose(String name, Connection.Params params, Link link, OutgoingCall c, boolean backwardChunks) {
+    static boolean expose(String name, Connection.Params params, Link link, CallRequest c, boolean backwardChunks) {
         long size = Math.max(c.message().byteSize(), c.maxReplyBytes());
         String why = !params.client() && !backwardChunks
                 ? "the client did not say it takes backward calls with chunks (RFC 8167 §5.3)"
@@ -93,7 +93,7 @@ final class ChunkMarshal {
      * chunk, a large enough reply limit a Reply chunk. The caller releases the result
      * however the call ends.
      */
-    static CallExposure prepare(Link link, OutgoingCall c, int sendInline, int receiveInline, int credit,
+    static CallExposure prepare(Link link, CallRequest c, int sendInline, int receiveInline, int credit,
             boolean remoteInvalidation) {
         MemorySegment msg = c.message();
         long length = msg.byteSize();

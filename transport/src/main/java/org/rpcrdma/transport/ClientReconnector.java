@@ -88,9 +88,10 @@ final class ClientReconnector {
                     + options.maxChunkBytes() + "] (maxChunkBytes)");
         }
         long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
-        OutgoingCall c = OutgoingCall.issue(rpcCall, retry);
+        CallRequest c = CallRequest.issue(rpcCall, retry);
+        CallFuture f = c.future();
         if (c.isDone()) {
-            return c;
+            return f;
         }
         c.maxReplyBytes(maxReplyBytes); // whether it needs a Reply chunk is decided where it is sent
         ClientAttachment a;
@@ -102,15 +103,15 @@ final class ClientReconnector {
             if ((reconnecting || !a.connection.isOpen()) && options.reconnectAttempts() > 0) {
                 waiting.issue(c, timeoutNanos);
                 startReconnect();
-                return c;
+                return f;
             }
         }
         a.connection.submit(c, timeoutNanos);
-        return c;
+        return f;
     }
 
     /** From a lost connection: the calls it could not complete (maybe none). */
-    void adopt(Connection lost, List<OutgoingCall> orphans) {
+    void adopt(Connection lost, List<CallRequest> orphans) {
         ClientAttachment release = null;
         synchronized (lock) {
             ClientAttachment cur = current;
@@ -176,7 +177,7 @@ final class ClientReconnector {
                 }
                 continue;
             }
-            List<OutgoingCall> resend;
+            List<CallRequest> resend;
             synchronized (lock) {
                 if (closed) {
                     a.connection.close(0, TimeUnit.MILLISECONDS);
@@ -209,7 +210,7 @@ final class ClientReconnector {
             }
             return;
         }
-        List<OutgoingCall> failed;
+        List<CallRequest> failed;
         synchronized (lock) {
             reconnecting = false;
             failed = waiting.takeAll(); // ORDER: with the flag, or a call parked in between would wait for nobody
@@ -241,7 +242,7 @@ final class ClientReconnector {
      * @return the connection to close, or null if closed before
      */
     ClientAttachment close() {
-        List<OutgoingCall> failed;
+        List<CallRequest> failed;
         Thread r;
         synchronized (lock) {
             if (closed) {

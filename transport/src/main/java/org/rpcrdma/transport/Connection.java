@@ -92,7 +92,7 @@ public final class Connection implements AutoCloseable {
     private final RdmaQueue rdma;
     private final Requester requester;
     /** Call slots of callAndRead and callback calls, used again (no allocation per call). */
-    private final ReusableCall.Pool slots = new ReusableCall.Pool();
+    private final CallRequestPool slots = new CallRequestPool();
     private final Responder responder;
     private final Unmarshal unmarshal;
     /** close() waits here for outstanding calls; notified as messages arrive while CLOSING. */
@@ -105,7 +105,7 @@ public final class Connection implements AutoCloseable {
     private volatile boolean backwardChunks;
     private volatile boolean backchannelAnnounced;
     /** Takes calls this connection could not complete (the client reconnects, a Backchannel waits). */
-    private volatile Consumer<List<OutgoingCall>> orphanSink;
+    private volatile Consumer<List<CallRequest>> orphanSink;
     /** Server: told when a client enables its backchannel here, with the client's instance id. */
     private volatile BiConsumer<Connection, Long> backchannelListener;
     private volatile long clientInstance;
@@ -332,7 +332,7 @@ public final class Connection implements AutoCloseable {
     }
 
     /** The owner that takes calls this connection could not complete. */
-    void orphanSink(Consumer<List<OutgoingCall>> sink) {
+    void orphanSink(Consumer<List<CallRequest>> sink) {
         this.orphanSink = sink;
     }
 
@@ -419,7 +419,7 @@ public final class Connection implements AutoCloseable {
             throw new IllegalArgumentException("receptacle of " + receptacle.byteSize() + " bytes is not in [1, "
                     + params.maxChunkBytes() + "] (maxChunkBytes)");
         }
-        if (receptacle != null && !receptacle.isAccessibleBy(OutgoingCall.NOT_THE_OWNER)) {
+        if (receptacle != null && !receptacle.isAccessibleBy(CallRequest.NOT_THE_OWNER)) {
             // the placed data is copied in on the thread that takes the reply (the poller):
             // memory confined to the caller's thread can't be written there
             throw new IllegalArgumentException("receptacle is confined to its arena's thread; use shared, automatic,"
@@ -459,14 +459,16 @@ public final class Connection implements AutoCloseable {
     private CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry,
             int maxReplyBytes, DdpArgument payload, MemorySegment receptacle) {
         checkBackchannelReady();
-        OutgoingCall c = OutgoingCall.issue(rpcCall, retry);
-        if (c.isDone()) {
-            return c;
+        if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
+            return CallRequest.issue(rpcCall, retry).future(); // failed already
         }
+        CallRequest c = slots.take();
+        c.start(Xdr.getInt(rpcCall, 0), rpcCall, retry, null);
+        CallFuture f = CallFuture.startOn(c);
         c.maxReplyBytes(maxReplyBytes);
         c.ddp(payload, receptacle);
         submit(c, timeoutNanos);
-        return c;
+        return f;
     }
 
     private void checkBackchannelReady() {
@@ -480,7 +482,7 @@ public final class Connection implements AutoCloseable {
      * Sends a call just issued, its deadline ({@code timeoutNanos}, 0: none) running from
      * now: every call shape, the reconnecting client's and a backchannel's calls come here.
      */
-    void submit(OutgoingCall c, long timeoutNanos) {
+    void submit(CallRequest c, long timeoutNanos) {
         checkBackchannelReady();
         c.deadline(name, timeoutNanos, false);
         submit(c);
@@ -491,7 +493,7 @@ public final class Connection implements AutoCloseable {
      * earlier connection (same XID, same future and deadline), or hands it on if this
      * connection can no longer send.
      */
-    void submit(OutgoingCall c) {
+    void submit(CallRequest c) {
         if (c.isDone()) {
             return; // abandoned while it was between connections
         }
@@ -514,10 +516,10 @@ public final class Connection implements AutoCloseable {
     }
 
     /** Calls that cannot go out here: to the owner unless the user closed us, else failed. */
-    private void notSent(List<OutgoingCall> calls) {
+    private void notSent(List<CallRequest> calls) {
         if (!handOver(calls)) {
             ConnectionLostException e = lostException();
-            for (OutgoingCall c : calls) {
+            for (CallRequest c : calls) {
                 c.fail(e);
             }
         }
@@ -597,12 +599,14 @@ public final class Connection implements AutoCloseable {
         Objects.requireNonNull(reader, "reader");
         int xid = callXid(rpcCall);
         long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
-        ReusableCall c = slots.take(xid, rpcCall, null);
+        CallRequest c = slots.take();
+        c.start(xid, rpcCall, false, null);
+        c.start(ReadInPlace.INSTANCE);
         c.maxReplyBytes(maxReplyBytes);
         link.blockingCallStarts();
         try {
             submit(c, 0); // the caller's wait is the deadline
-            return c.await(link, reader, timeoutNanos, unit.toMillis(timeout), name, stats);
+            return ReadInPlace.await(c, link, reader, timeoutNanos, unit.toMillis(timeout), name, stats);
         } finally {
             link.blockingCallEnds();
         }
@@ -633,7 +637,9 @@ public final class Connection implements AutoCloseable {
         checkMaxReplyBytes(maxReplyBytes);
         Objects.requireNonNull(callback, "callback");
         int xid = callXid(rpcCall);
-        ReusableCall c = slots.take(xid, rpcCall, callback);
+        CallRequest c = slots.take();
+        c.start(xid, rpcCall, false, callback);
+        c.start(CallbackCompletion.INSTANCE);
         c.maxReplyBytes(maxReplyBytes);
         submit(c, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()));
     }
@@ -676,7 +682,7 @@ public final class Connection implements AutoCloseable {
                 link.pollOnCaller(f::isDone, deadline); // false: the poller thread completes f
             }
             ReceivedMessage reply = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            boolean own = !(f instanceof OutgoingCall c) || c.deliveredBy == Thread.currentThread();
+            boolean own = !(f instanceof CallFuture c) || c.deliveredBy == Thread.currentThread();
             (own ? stats.repliesTakenByCaller : stats.repliesHandedOff).increment();
             return reply;
         } catch (ExecutionException e) {
@@ -855,20 +861,20 @@ public final class Connection implements AutoCloseable {
         synchronized (drained) {
             drained.notifyAll();
         }
-        List<OutgoingCall> again = new ArrayList<>();
+        List<CallRequest> again = new ArrayList<>();
         ConnectionLostException e = lostException();
-        for (OutgoingCall c : t.sent()) {
+        for (CallRequest c : t.sent()) {
             if (c.isDone()) {
                 c.releaseExposure(); // abandoned: nobody waits; an exposure held for its reply goes now
                 continue;
             }
-            if (c.retry) {
+            if (c.retry()) {
                 again.add(c); // sent, maybe executed: only the caller may allow a resend
             } else {
                 c.fail(e);
             }
         }
-        for (OutgoingCall c : t.unsent()) {
+        for (CallRequest c : t.unsent()) {
             if (!c.isDone()) {
                 again.add(c); // never sent: always safe to send on the next connection
             }
@@ -876,19 +882,19 @@ public final class Connection implements AutoCloseable {
         // The owner hears of every loss, even with nothing to carry over: a client with a
         // backchannel must reconnect anyway (RFC 8167 §5.4), one without releases the link.
         if (!handOver(again)) {
-            for (OutgoingCall c : again) {
+            for (CallRequest c : again) {
                 c.fail(e);
             }
         }
     }
 
     /** Gives calls to the owner unless the user closed us; false if not taken. */
-    private boolean handOver(List<OutgoingCall> calls) {
-        Consumer<List<OutgoingCall>> sink = orphanSink;
+    private boolean handOver(List<CallRequest> calls) {
+        Consumer<List<CallRequest>> sink = orphanSink;
         if (sink == null || closedByUser) {
             return false;
         }
-        for (OutgoingCall c : calls) {
+        for (CallRequest c : calls) {
             c.detach();
         }
         sink.accept(calls);

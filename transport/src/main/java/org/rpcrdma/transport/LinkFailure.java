@@ -6,10 +6,12 @@ import java.util.function.Consumer;
 
 /**
  * The one owner of a connection's failure (≈ Linux {@code xprt_force_disconnect}): a post
- * that threw, a completion that could not be handled. Whoever sees the link fail forces
- * the loss here, under whatever transport lock it holds; the first cause wins, and the
- * connection's loss runs exactly once, off that thread, where no lock is held (it fails
- * calls: user code runs). Later causes are dropped: the loss already takes every call.
+ * that threw under a transport lock. Whoever sees the link fail forces the loss here,
+ * under whatever lock it holds; the first cause wins. The loss (which fails calls: user
+ * code runs) then runs where no lock is held: on the forcing thread as soon as it let go
+ * of the requester's lock ({@link #settle}, so a caller or a completion sees its effect
+ * at once), and in any case on a thread of its own (the kernel's close work). The
+ * connection's loss is itself once-guarded, so whichever comes first does it.
  */
 final class LinkFailure {
     private static final VarHandle CAUSE;
@@ -30,10 +32,18 @@ final class LinkFailure {
         this.lose = lose;
     }
 
-    /** The link failed ({@code t}): the connection is lost, once, on another thread. Safe under any lock. */
+    /** The link failed ({@code t}): the connection is lost, once. Safe under any lock. */
     void force(Throwable t) {
         if (CAUSE.compareAndSet(this, null, t)) {
             CallTimer.execute(() -> lose.accept(t));
+        }
+    }
+
+    /** A thread that may have forced a failure holds no transport lock now: the loss runs here if it did. */
+    void settle() {
+        Throwable t = cause;
+        if (t != null) {
+            lose.accept(t);
         }
     }
 

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
  * one place that parks calls, for {@link ClientReconnector} and {@link Backchannel}.
  *
  * <p>A parked call's bytes are a private copy and its own deadline keeps running
- * ({@link OutgoingCall#detach}); with a wait limit it also fails once it has waited that
+ * ({@link CallRequest#detach}); with a wait limit it also fails once it has waited that
  * long. Both deadlines are {@link CallTimer}'s. Its own lock: it is taken under its
  * owner's, and no call is completed while it is held.
  */
@@ -21,7 +21,7 @@ final class ParkedCalls {
     private final long waitLimitMillis;
     /** What the owner waits for, for a call that waited too long ("the client did not reconnect"). */
     private final String waitingFor;
-    private final List<OutgoingCall> calls = new ArrayList<>();
+    private final List<CallRequest> calls = new ArrayList<>();
 
     ParkedCalls(String owner, long waitLimitMillis, String waitingFor) {
         this.owner = owner;
@@ -33,41 +33,41 @@ final class ParkedCalls {
      * Parks {@code c}, a call just issued that no connection can take now: its deadline
      * starts running here ({@code timeoutNanos}, 0: none).
      */
-    void issue(OutgoingCall c, long timeoutNanos) {
+    void issue(CallRequest c, long timeoutNanos) {
         c.detach();
         c.deadline(owner, timeoutNanos, true);
         park(List.of(c));
     }
 
     /** Parks calls a lost connection handed over (their deadlines run on). */
-    void park(List<OutgoingCall> orphans) {
+    void park(List<CallRequest> orphans) {
         synchronized (this) {
             calls.addAll(orphans);
         }
         if (waitLimitMillis > 0) {
-            for (OutgoingCall c : orphans) {
+            for (CallRequest c : orphans) {
                 CallTimer.schedule(() -> waitedTooLong(c), TimeUnit.MILLISECONDS.toNanos(waitLimitMillis));
             }
         }
     }
 
     /** Takes every parked call (for the connection that now takes them, or to fail them). */
-    synchronized List<OutgoingCall> takeAll() {
-        List<OutgoingCall> all = List.copyOf(calls);
+    synchronized List<CallRequest> takeAll() {
+        List<CallRequest> all = List.copyOf(calls);
         calls.clear();
         return all;
     }
 
     /** Fails {@code taken} (parked calls taken under the owner's lock) with {@code e}, no lock held. */
-    static void fail(List<OutgoingCall> taken, ConnectionLostException e) {
-        for (OutgoingCall c : taken) {
+    static void fail(List<CallRequest> taken, ConnectionLostException e) {
+        for (CallRequest c : taken) {
             c.fail(e);
         }
     }
 
     /** Calls still waiting (those that ended at their own deadline meanwhile are dropped). */
     synchronized int size() {
-        calls.removeIf(OutgoingCall::isDone);
+        calls.removeIf(CallRequest::isDone);
         return calls.size();
     }
 
@@ -75,7 +75,7 @@ final class ParkedCalls {
         return calls.isEmpty();
     }
 
-    private void waitedTooLong(OutgoingCall c) {
+    private void waitedTooLong(CallRequest c) {
         boolean removed;
         synchronized (this) {
             removed = calls.removeIf(w -> w == c);

@@ -38,12 +38,12 @@ final class Requester {
     }
 
     /** What a loss leaves behind: calls that were sent, and calls that never were. */
-    record Taken(List<OutgoingCall> sent, List<OutgoingCall> unsent) {}
+    record Taken(List<CallRequest> sent, List<CallRequest> unsent) {}
 
     private final String name;
     private final Direction direction;
     private final CreditAccount credits;
-    private final XidTable<OutgoingCall> table;
+    private final XidTable<CallRequest> table;
     private final ReceiveQueue receives;
     private final SendQueue sends;
     private final LinkFailure failure;
@@ -57,7 +57,7 @@ final class Requester {
 
     /** Run (without locks, off the timer thread) when the connection {@link #stalledFor}: it is reset. */
     private final Runnable wedged;
-    private final ArrayDeque<OutgoingCall> waiting = new ArrayDeque<>();
+    private final ArrayDeque<CallRequest> waiting = new ArrayDeque<>();
     private int abandonedInFlight;
     /** System.nanoTime() since which {@link #stalledFor} holds, 0 while it does not. */
     private long stalledSince;
@@ -83,7 +83,7 @@ final class Requester {
      */
     private boolean watched;
     /** Reused by {@link #expire} under the lock: the calls whose deadline passed. */
-    private final ArrayList<OutgoingCall> expired = new ArrayList<>();
+    private final ArrayList<CallRequest> expired = new ArrayList<>();
 
     Requester(String name, Direction direction, int maxCredits, int grantToPeer, ReceiveQueue receives,
             SendQueue sends, LinkFailure failure, RpcRdmaStats stats, Runnable wedged) {
@@ -116,8 +116,8 @@ final class Requester {
      *         the call on or fails it
      * @throws RpcRdmaException naming a duplicate XID (nothing queued)
      */
-    boolean submit(OutgoingCall c) {
-        OutgoingCall[] unsent;
+    boolean submit(CallRequest c) {
+        CallRequest[] unsent;
         synchronized (this) {
             if (closed) {
                 return false;
@@ -129,8 +129,7 @@ final class Requester {
                 throw new RpcRdmaException(name + ": XID 0x" + Integer.toHexString(c.xid) + " is already outstanding"
                         + " in the " + direction + " direction; call not sent");
             }
-            c.ownedBy(this);
-            c.state = OutgoingCall.WAITING;
+            c.queuedIn(this);
             if (!waiting.isEmpty() || !credits.available()) {
                 stats.creditWaits.increment();
                 Events.CreditWait w = new Events.CreditWait();
@@ -147,12 +146,12 @@ final class Requester {
                 CallTimer.watch(this);
             }
             pumpLocked();
-            if (c.state == OutgoingCall.WAITING) {
+            if (c.waitingToBeSent()) {
                 c.keepForAnotherThread(); // another thread sends it
             }
             unsent = takeUnsendable();
         }
-        failUnsendable(unsent);
+        afterLock(unsent);
         return true;
     }
 
@@ -162,7 +161,8 @@ final class Requester {
      * first time. Returns whether any call here still has a deadline.
      */
     boolean expire() {
-        OutgoingCall[] due;
+        CallRequest[] due;
+        int[] generations = null;
         boolean timed = false;
         boolean dead;
         synchronized (this) {
@@ -174,7 +174,7 @@ final class Requester {
             // deadline stamped from it (issue + timeout at the earliest) is never early
             long now = System.nanoTime();
             expired.clear();
-            for (OutgoingCall c : waiting) {
+            for (CallRequest c : waiting) {
                 timed |= due(c, now);
             }
             sweepNow = now;
@@ -184,12 +184,18 @@ final class Requester {
             dead = stalledFor(now);
             // abandoned calls out: keep looking, the stall may start or end
             watched = timed || !expired.isEmpty() || abandonedInFlight > 0 && !dead;
-            due = expired.isEmpty() ? null : expired.toArray(new OutgoingCall[0]);
+            due = expired.isEmpty() ? null : expired.toArray(new CallRequest[0]);
+            if (due != null) {
+                generations = new int[due.length];
+                for (int i = 0; i < due.length; i++) {
+                    generations[i] = due[i].generation(); // under the lock: the use that is due, not a later one
+                }
+            }
         }
         if (due != null) {
-            for (OutgoingCall c : due) {
+            for (int i = 0; i < due.length; i++) {
                 stats.callTimeouts.increment();
-                CallTimer.expire(c, name); // abandons it: back into this requester without our lock held
+                CallTimer.expire(due[i], generations[i], name); // abandons it: back here without our lock held
             }
         }
         if (dead) {
@@ -226,19 +232,18 @@ final class Requester {
     private boolean sweepTimed;
 
     /** Caller holds the lock (a sent call's deadline; an abandoned call has none left to keep). */
-    private void sweepSent(OutgoingCall c) {
-        if (!c.abandoned) {
+    private void sweepSent(CallRequest c) {
+        if (!c.abandonedInFlight()) {
             sweepTimed |= due(c, sweepNow);
         }
     }
 
     /** Caller holds the lock: collects {@code c} if its deadline passed; whether it still has one. */
-    private boolean due(OutgoingCall c, long now) {
-        if (!c.timed() || c.isDone() || c.expiring) {
+    private boolean due(CallRequest c, long now) {
+        if (!c.timed() || c.isDone() || c.expiring()) {
             return false;
         }
-        if (now - c.deadline(now) >= 0) {
-            c.expiring = true; // failed off this thread soon: not collected again meanwhile
+        if (c.expiryDue(now)) {
             expired.add(c);
             return false;
         }
@@ -246,7 +251,7 @@ final class Requester {
     }
 
     private boolean isWaiting(int xid) {
-        for (OutgoingCall w : waiting) {
+        for (CallRequest w : waiting) {
             if (w.xid == xid) {
                 return true;
             }
@@ -259,7 +264,7 @@ final class Requester {
         if (!headBlockedOnReceive) {
             return;
         }
-        OutgoingCall[] unsent = null;
+        CallRequest[] unsent = null;
         synchronized (this) {
             if (waiting.isEmpty()) {
                 headBlockedOnReceive = false; // that head went (abandoned, or the connection closed)
@@ -268,7 +273,7 @@ final class Requester {
                 unsent = takeUnsendable();
             }
         }
-        failUnsendable(unsent);
+        afterLock(unsent);
     }
 
     /**
@@ -289,10 +294,10 @@ final class Requester {
 
     private void pumpWhileAllowed() {
         while (!waiting.isEmpty() && credits.available()) {
-            OutgoingCall c = waiting.peekFirst();
+            CallRequest c = waiting.peekFirst();
             if (!c.sendable()) {
                 waiting.pollFirst();
-                c.state = OutgoingCall.DONE;
+                c.markDone();
                 if (unsendable == null) {
                     unsendable = new ArrayList<>();
                 }
@@ -329,7 +334,7 @@ final class Requester {
             credits.tryAcquire();
             publishRequired();
             table.put(c.xid, c);
-            c.state = OutgoingCall.SENT;
+            c.markSent();
             // The rdma_credit of a call is our request (RFC 8166 §3.3.1): our maximum.
             CallExposure x = c.exposure();
             if (x == null) {
@@ -347,24 +352,28 @@ final class Requester {
     }
 
     /** Calls the pump dropped since the last take (rare: allocated only then); guarded by the lock. */
-    private ArrayList<OutgoingCall> unsendable;
+    private ArrayList<CallRequest> unsendable;
 
     /** Caller holds the lock: the calls the pump dropped, to fail once the lock is released; null if none. */
-    private OutgoingCall[] takeUnsendable() {
+    private CallRequest[] takeUnsendable() {
         if (unsendable == null) {
             return null;
         }
-        OutgoingCall[] r = unsendable.toArray(new OutgoingCall[0]);
+        CallRequest[] r = unsendable.toArray(new CallRequest[0]);
         unsendable = null;
         return r;
     }
 
-    /** Fails calls whose memory was closed before they could be sent (no lock held: user code runs). */
-    private void failUnsendable(OutgoingCall[] calls) {
+    /**
+     * After the lock: fails calls whose memory was closed before they could be sent, and
+     * runs the connection's loss if a post failed under the lock (user code runs in both).
+     */
+    private void afterLock(CallRequest[] calls) {
+        failure.settle();
         if (calls == null) {
             return;
         }
-        for (OutgoingCall c : calls) {
+        for (CallRequest c : calls) {
             c.fail(new IllegalStateException(name + ": call 0x" + Integer.toHexString(c.xid)
                     + " not sent: its memory was closed before it could be sent (it must stay valid until then)"));
         }
@@ -377,9 +386,9 @@ final class Requester {
      *
      * @return the call, or null if nothing matched (counted, dropped: RFC 8167 §2.4.1)
      */
-    OutgoingCall matched(int xid, int grant) {
-        OutgoingCall c;
-        OutgoingCall[] unsent;
+    CallRequest matched(int xid, int grant) {
+        CallRequest c;
+        CallRequest[] unsent;
         synchronized (this) {
             c = table.match(xid);
             if (c == null) {
@@ -392,7 +401,7 @@ final class Requester {
             pumpLocked();
             unsent = takeUnsendable();
         }
-        failUnsendable(unsent);
+        afterLock(unsent);
         return c;
     }
 
@@ -402,9 +411,9 @@ final class Requester {
     }
 
     /** A malformed reply for {@code xid}: the call is removed without using the header's grant. */
-    OutgoingCall malformed(int xid) {
-        OutgoingCall c;
-        OutgoingCall[] unsent = null;
+    CallRequest malformed(int xid) {
+        CallRequest c;
+        CallRequest[] unsent = null;
         synchronized (this) {
             c = table.remove(xid);
             if (c != null) {
@@ -413,17 +422,17 @@ final class Requester {
                 unsent = takeUnsendable();
             }
         }
-        failUnsendable(unsent);
+        afterLock(unsent);
         return c;
     }
 
-    private void release(OutgoingCall c) {
+    private void release(CallRequest c) {
         credits.release();
         publishRequired();
-        if (c.abandoned) {
+        if (c.abandonedInFlight()) {
             abandonedInFlight--;
         }
-        c.state = OutgoingCall.DONE;
+        c.markDone();
     }
 
     /**
@@ -434,21 +443,20 @@ final class Requester {
      * @return whether {@code c} was sent here and its reply may still come (it stays in the
      *         XID table until then, or until the connection is lost)
      */
-    boolean abandon(OutgoingCall c) {
-        OutgoingCall[] unsent = null;
+    boolean abandon(CallRequest c) {
+        CallRequest[] unsent = null;
         boolean replyMayCome;
         synchronized (this) {
-            if (c.owner != this || closed) {
+            if (c.owner() != this || closed) {
                 return false;
             }
-            if (c.state == OutgoingCall.WAITING) {
+            if (c.waitingToBeSent()) {
                 waiting.remove(c);
-                c.state = OutgoingCall.DONE;
+                c.markDone();
                 stats.abandonedCalls.increment();
                 pumpLocked();
                 unsent = takeUnsendable();
-            } else if (c.state == OutgoingCall.SENT && !c.abandoned) {
-                c.abandoned = true;
+            } else if (c.markAbandonedInFlight()) {
                 abandonedInFlight++;
                 stats.abandonedCalls.increment();
                 if (!watched) {
@@ -457,9 +465,9 @@ final class Requester {
                     CallTimer.watch(this);
                 }
             }
-            replyMayCome = c.state == OutgoingCall.SENT;
+            replyMayCome = c.sent();
         }
-        failUnsendable(unsent);
+        afterLock(unsent);
         return replyMayCome;
     }
 
@@ -467,18 +475,18 @@ final class Requester {
     Taken takeAll() {
         synchronized (this) {
             closed = true;
-            List<OutgoingCall> sent = table.removeAll();
-            List<OutgoingCall> unsent = new ArrayList<>(waiting);
+            List<CallRequest> sent = table.removeAll();
+            List<CallRequest> unsent = new ArrayList<>(waiting);
             waiting.clear();
             credits.reset();
             requiredReceives = grantToPeer;
             abandonedInFlight = 0;
             stalledSince = 0;
-            for (OutgoingCall c : sent) {
-                c.state = OutgoingCall.DONE;
+            for (CallRequest c : sent) {
+                c.markDone();
             }
-            for (OutgoingCall c : unsent) {
-                c.state = OutgoingCall.DONE;
+            for (CallRequest c : unsent) {
+                c.markDone();
             }
             return new Taken(sent, unsent);
         }

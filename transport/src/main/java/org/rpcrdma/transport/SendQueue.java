@@ -71,7 +71,7 @@ final class SendQueue {
         }
         stats.sendContextWaits.increment();
         // the caller may reuse its segment once we return: keep a copy
-        queue.addLast(new Waiting(xid, credit, OutgoingCall.heapCopy(rpc), 0, null, invalidateRkey));
+        queue.addLast(new Waiting(xid, credit, CallRequest.heapCopy(rpc), 0, null, invalidateRkey));
     }
 
     /**
@@ -96,7 +96,7 @@ final class SendQueue {
             }
         }
         stats.sendContextWaits.increment();
-        queue.addLast(new Waiting(header.xid(), header.credit(), rpc == null ? null : OutgoingCall.heapCopy(rpc), 0,
+        queue.addLast(new Waiting(header.xid(), header.credit(), rpc == null ? null : CallRequest.heapCopy(rpc), 0,
                 header, invalidateRkey));
     }
 

@@ -54,7 +54,7 @@ class ChaosTest {
         }
 
         /** Runs on whatever thread saw the loss, holding no transport lock (issue 10, defect 5). */
-        void adopt(LoopbackPair lost, List<OutgoingCall> orphans) {
+        void adopt(LoopbackPair lost, List<CallRequest> orphans) {
             LoopbackPair next;
             synchronized (lock) {
                 if (current == lost) {
