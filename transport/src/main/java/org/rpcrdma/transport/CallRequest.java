@@ -4,7 +4,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.ScheduledFuture;
 import java.util.function.BooleanSupplier;
 import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.Xdr;
@@ -79,16 +78,7 @@ final class CallRequest {
     private int state = NEW;
     /** Sent, then abandoned by the caller; guarded by the owner's lock. */
     private boolean abandoned;
-    /** Its deadline passed and its failure is on its way (CallTimer); guarded by the owner's lock. */
-    private boolean expiring;
-    /**
-     * System.nanoTime() after which the call times out; 0: not stamped yet, or never (then
-     * {@link #timeoutNanos} is 0). Stamped lazily ({@link #deadline(long)}): a call answered
-     * before the timer first sees it never reads the clock.
-     */
-    private long deadline;
-    private long timeoutNanos;
-    private volatile ScheduledFuture<?> timer;
+    final CallDeadline deadline = new CallDeadline();
     private int maxReplyBytes;
     private DdpArgument ddp;
     private MemorySegment receptacle;
@@ -140,12 +130,7 @@ final class CallRequest {
         OWNER.setRelease(this, (Requester) null);
         state = NEW;
         abandoned = false;
-        expiring = false;
-        deadline = 0;
-        timeoutNanos = 0;
-        if (timer != null) {
-            timer = null;
-        }
+        deadline.reset();
         maxReplyBytes = 0;
         ddp = null;
         receptacle = null;
@@ -294,20 +279,9 @@ final class CallRequest {
         return abandoned;
     }
 
-    boolean expiring() {
-        return expiring;
-    }
-
-    /** Whether the timer may collect it now: timed, not ended, not already being expired. */
+    /** Whether the timer collects it now: its deadline passed, and it is not ended or collected already. */
     boolean expiryDue(long now) {
-        if (timeoutNanos == 0 || isDone() || expiring) {
-            return false;
-        }
-        if (now - deadline(now) >= 0) {
-            expiring = true; // failed off the timer thread soon: not collected again meanwhile
-            return true;
-        }
-        return false;
+        return deadline.timed() && !isDone() && !deadline.expiring() && deadline.passed(now);
     }
 
     /**
@@ -338,7 +312,7 @@ final class CallRequest {
     void detach() {
         reusable = false; // the next connection's structures will hold it
         releaseExposure(); // its rkeys belonged to that connection
-        deadline(System.nanoTime()); // its deadline keeps running while it waits for a connection
+        deadline.at(System.nanoTime()); // its deadline keeps running while it waits for a connection
         owner = null;
         MemorySegment m = message;
         if (m.isNative()) {
@@ -346,53 +320,25 @@ final class CallRequest {
         }
     }
 
-    // ---- deadline (CallTimer) ----
-
     /**
-     * Sets the call's timeout (once, at issue; its deadline keeps running across
-     * reconnects). A requester sweeps it on {@link CallTimer}'s tick; a call parked with no
-     * connection gets a scheduled task ({@code parked}). The clock is not read here for a
-     * call that goes to a requester: the timer stamps its deadline the first time it sees
-     * it, from a clock read after the call was queued, so it never times out early; it may
-     * time out up to one tick later than it would have.
+     * Sets the call's timeout ({@code timeoutNanos}, 0: none), once, at issue; a call
+     * {@code parked} with no connection gets a task of its own ({@link CallDeadline}).
      */
     void deadline(String where, long timeoutNanos, boolean parked) {
         if (timeoutNanos <= 0) {
             return;
         }
-        this.timeoutNanos = timeoutNanos;
+        deadline.timeout(timeoutNanos);
         if (parked) {
-            deadline(System.nanoTime());
             int gen = generation();
-            timer = CallTimer.schedule(() -> expire(where, gen), timeoutNanos);
+            deadline.schedule(() -> expire(where, gen));
         }
-    }
-
-    boolean timed() {
-        return timeoutNanos != 0;
-    }
-
-    /**
-     * The call's deadline (0: it has no timeout), stamped {@code now} + its timeout if it was
-     * not yet. {@code now} must be a clock read made after the call was issued; the caller
-     * holds its requester's lock (or the call is between connections).
-     */
-    long deadline(long now) {
-        if (deadline == 0 && timeoutNanos != 0) {
-            long d = now + timeoutNanos;
-            deadline = d == 0 ? 1 : d;
-        }
-        return deadline;
-    }
-
-    long timeoutMillis() {
-        return timeoutNanos == 0 ? 0 : Math.max(1, timeoutNanos / 1_000_000);
     }
 
     /** The deadline of use {@code gen} passed: it is abandoned with {@link CallTimeoutException}. */
     void expire(String where, int gen) {
         if (generation() == gen) {
-            abandon(new CallTimeoutException(where, xid, timeoutMillis()));
+            abandon(new CallTimeoutException(where, xid, deadline.timeoutMillis()));
         }
     }
 
@@ -415,7 +361,7 @@ final class CallRequest {
             return false;
         }
         event.end(this, "reply", size);
-        stopTimer();
+        deadline.stop();
         return completion.inline(this, conn, slot, view);
     }
 
@@ -429,7 +375,7 @@ final class CallRequest {
             return false;
         }
         event.end(this, "reply", size);
-        stopTimer();
+        deadline.stop();
         return completion.message(this, reply);
     }
 
@@ -441,7 +387,7 @@ final class CallRequest {
             return false;
         }
         event.end(this, t.getClass().getSimpleName(), 0);
-        stopTimer();
+        deadline.stop();
         completion.failed(this, t);
         return true;
     }
@@ -476,18 +422,11 @@ final class CallRequest {
             x.callerGone(); // ORDER: before the requester lets go: a reply from now copies nothing into our memory
         }
         event.end(this, outcome, 0);
-        stopTimer();
+        deadline.stop();
         Requester r = owner;
         boolean replyMayCome = r != null && r.abandon(this);
         if (x != null) {
             x.abandon(replyMayCome); // withdrawn now (a late RDMA Read or Write fails), or held for the reply
-        }
-    }
-
-    private void stopTimer() {
-        ScheduledFuture<?> t = timer;
-        if (t != null) {
-            t.cancel(false);
         }
     }
 

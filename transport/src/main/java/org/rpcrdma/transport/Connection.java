@@ -4,7 +4,6 @@ import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.security.SecureRandom;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -98,14 +97,12 @@ public final class Connection implements AutoCloseable {
     /** close() waits here for outstanding calls; notified as messages arrive while CLOSING. */
     private final Object drained = new Object();
     private volatile State state = State.OPEN;
-    private volatile Throwable lossCause;
-    private volatile boolean closedByUser;
     private volatile boolean backchannelReady;
     /** See {@link #backwardChunks(boolean)}. */
     private volatile boolean backwardChunks;
     private volatile boolean backchannelAnnounced;
-    /** Takes calls this connection could not complete (the client reconnects, a Backchannel waits). */
-    private volatile Consumer<List<CallRequest>> orphanSink;
+    /** Fails or hands over the calls this connection cannot complete. */
+    private final CallHandOver handOver;
     /** Server: told when a client enables its backchannel here, with the client's instance id. */
     private volatile BiConsumer<Connection, Long> backchannelListener;
     private volatile long clientInstance;
@@ -120,6 +117,7 @@ public final class Connection implements AutoCloseable {
     Connection(String name, Params params, Link link, ReceiveQueue receives, int sendContexts, MemorySegment sendMemory,
             RpcRdmaStats stats) {
         this.name = name;
+        this.handOver = new CallHandOver(name);
         this.params = params;
         this.stats = stats;
         this.link = link;
@@ -333,7 +331,7 @@ public final class Connection implements AutoCloseable {
 
     /** The owner that takes calls this connection could not complete. */
     void orphanSink(Consumer<List<CallRequest>> sink) {
-        this.orphanSink = sink;
+        handOver.owner(sink);
     }
 
     /** Server: called when a client enables its backchannel on this connection. */
@@ -511,25 +509,8 @@ public final class Connection implements AutoCloseable {
             return;
         }
         if (!taken) {
-            notSent(List.of(c));
+            handOver.notSent(List.of(c), state == State.CLOSING);
         }
-    }
-
-    /** Calls that cannot go out here: to the owner unless the user closed us, else failed. */
-    private void notSent(List<CallRequest> calls) {
-        if (!handOver(calls)) {
-            ConnectionLostException e = lostException();
-            for (CallRequest c : calls) {
-                c.fail(e);
-            }
-        }
-    }
-
-    private ConnectionLostException lostException() {
-        Throwable cause = lossCause;
-        String why = closedByUser ? "closed" : state == State.CLOSING ? "closing" : "connection lost";
-        return new ConnectionLostException(name + ": " + why + (cause == null || closedByUser ? "" : ": "
-                + cause.getMessage()), cause);
     }
 
     /**
@@ -846,7 +827,7 @@ public final class Connection implements AutoCloseable {
                 return;
             }
             state = State.LOST;
-            lossCause = cause;
+            handOver.lostBecause(cause);
         }
         stats.connectionsLost.increment();
         Events.state(name, "LOST", String.valueOf(cause));
@@ -861,44 +842,7 @@ public final class Connection implements AutoCloseable {
         synchronized (drained) {
             drained.notifyAll();
         }
-        List<CallRequest> again = new ArrayList<>();
-        ConnectionLostException e = lostException();
-        for (CallRequest c : t.sent()) {
-            if (c.isDone()) {
-                c.releaseExposure(); // abandoned: nobody waits; an exposure held for its reply goes now
-                continue;
-            }
-            if (c.retry()) {
-                again.add(c); // sent, maybe executed: only the caller may allow a resend
-            } else {
-                c.fail(e);
-            }
-        }
-        for (CallRequest c : t.unsent()) {
-            if (!c.isDone()) {
-                again.add(c); // never sent: always safe to send on the next connection
-            }
-        }
-        // The owner hears of every loss, even with nothing to carry over: a client with a
-        // backchannel must reconnect anyway (RFC 8167 §5.4), one without releases the link.
-        if (!handOver(again)) {
-            for (CallRequest c : again) {
-                c.fail(e);
-            }
-        }
-    }
-
-    /** Gives calls to the owner unless the user closed us; false if not taken. */
-    private boolean handOver(List<CallRequest> calls) {
-        Consumer<List<CallRequest>> sink = orphanSink;
-        if (sink == null || closedByUser) {
-            return false;
-        }
-        for (CallRequest c : calls) {
-            c.detach();
-        }
-        sink.accept(calls);
-        return true;
+        handOver.lost(t);
     }
 
     /**
@@ -910,7 +854,7 @@ public final class Connection implements AutoCloseable {
             if (state == State.OPEN) {
                 state = State.CLOSING;
             }
-            closedByUser = true;
+            handOver.closedByUser();
         }
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         synchronized (drained) {

@@ -141,7 +141,7 @@ final class Requester {
                 }
             }
             waiting.addLast(c);
-            if (c.timed() && !watched) {
+            if (c.deadline.timed() && !watched) {
                 watched = true;
                 CallTimer.watch(this);
             }
@@ -240,14 +240,11 @@ final class Requester {
 
     /** Caller holds the lock: collects {@code c} if its deadline passed; whether it still has one. */
     private boolean due(CallRequest c, long now) {
-        if (!c.timed() || c.isDone() || c.expiring()) {
-            return false;
-        }
         if (c.expiryDue(now)) {
             expired.add(c);
             return false;
         }
-        return true;
+        return c.deadline.timed() && !c.isDone() && !c.deadline.expiring();
     }
 
     private boolean isWaiting(int xid) {
