@@ -2,7 +2,6 @@ package org.rpcrdma.transport;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.VarHandle;
 import java.security.SecureRandom;
 import java.util.List;
 import java.util.Objects;
@@ -90,6 +89,8 @@ public final class Connection implements AutoCloseable {
     private final LinkFailure failure = new LinkFailure(this::lost);
     private final RdmaQueue rdma;
     private final Requester requester;
+    /** How many receives stay posted: the one place that decides it. */
+    private final ReceiveDemand demand;
     /** Call slots of callAndRead and callback calls, used again (no allocation per call). */
     private final CallRequestPool slots = new CallRequestPool();
     private final Responder responder;
@@ -123,8 +124,8 @@ public final class Connection implements AutoCloseable {
         this.link = link;
         this.receives = receives;
         this.sends = new SendQueue(link, sendContexts, params.signalEvery(), params.sendInline(), sendMemory, stats, failure);
-        this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(),
-                params.grantToPeer(), receives, sends, failure, stats,
+        this.demand = new ReceiveDemand(receives, params.grantToPeer());
+        this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(), demand, sends, failure, stats,
                 () -> lost(new RpcRdmaException("every credit is held by an abandoned call and no reply came for "
                         + Requester.STALL_MILLIS + " ms: the peer is not answering")));
         this.rdma = new RdmaQueue(link, stats);
@@ -166,7 +167,7 @@ public final class Connection implements AutoCloseable {
 
     /** Posts the receives the peer's grant needs (if the endpoint has not yet). Called once. */
     void start() {
-        receives.replenish(requester.requiredReceives());
+        demand.start();
     }
 
     // ---- public API ----
@@ -648,7 +649,7 @@ public final class Connection implements AutoCloseable {
 
     /** Receives the requester wants posted now (tests: the order of the receive handshake). */
     int requiredReceives() {
-        return requester.requiredReceives();
+        return demand.required();
     }
 
     /** Reusable call slots now free (tests: a slot is used again, an abandoned one is not). */
@@ -730,11 +731,8 @@ public final class Connection implements AutoCloseable {
         RuntimeException broke = null;
         try {
             // ORDER: repost before handling, so that a reply we send (which lets the peer
-            // send another message) never finds fewer receives posted than credits granted;
-            // the fence completes the handshake with a sender raising requiredReceives (see
-            // Requester.pumpLocked): our take is visible to it, or its need to us.
-            VarHandle.fullFence();
-            receives.replenishAfterCompletion(requester.requiredReceives());
+            // send another message) never finds fewer receives posted than credits granted
+            demand.afterCompletion();
             keep = unmarshal.dispatch(slot, buf, length);
         } catch (RuntimeException e) {
             broke = e; // no lock is held here: the loss runs on this thread, after the buffer went back

@@ -1,7 +1,5 @@
 package org.rpcrdma.transport;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,7 +7,6 @@ import java.util.concurrent.TimeUnit;
 import org.rpcrdma.transport.core.CreditAccount;
 import org.rpcrdma.transport.core.Direction;
 import org.rpcrdma.transport.core.Events;
-import org.rpcrdma.transport.core.ReceiveQueue;
 import org.rpcrdma.transport.core.XidTable;
 
 /**
@@ -19,24 +16,13 @@ import org.rpcrdma.transport.core.XidTable;
  * for a receive to be posted for their reply, and abandoned calls.
  *
  * <p>One lock (this) guards all of it. Lock order: Requester → SendQueue → ReceiveQueue →
- * the link. No future is completed and no user code runs while it is held: methods
- * return the calls to complete and the {@link Connection} completes them afterwards.
- *
- * <p>Over 400 lines because the timeout sweep, the stall check and the receive handshake
- * read the same locked state as the credits and the XID table: split, each part would need
- * the others' lock.
+ * the link. No call is completed and no user code runs while it is held: what must be
+ * completed is collected and completed after the lock ({@code afterLock}), where a link
+ * failure forced under the lock is also settled ({@link LinkFailure}). The timeout sweep
+ * and the stall check are here because they read the same locked state as the credits
+ * and the XID table.
  */
 final class Requester {
-    private static final VarHandle REQUIRED_RECEIVES;
-
-    static {
-        try {
-            REQUIRED_RECEIVES = MethodHandles.lookup().findVarHandle(Requester.class, "requiredReceives", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     /** What a loss leaves behind: calls that were sent, and calls that never were. */
     record Taken(List<CallRequest> sent, List<CallRequest> unsent) {}
 
@@ -44,10 +30,9 @@ final class Requester {
     private final Direction direction;
     private final CreditAccount credits;
     private final XidTable<CallRequest> table;
-    private final ReceiveQueue receives;
+    private final ReceiveDemand receives;
     private final SendQueue sends;
     private final LinkFailure failure;
-    private final int grantToPeer;
     private final RpcRdmaStats stats;
     /**
      * How long the peer may stay silent while abandoned calls hold every credit before the
@@ -61,14 +46,6 @@ final class Requester {
     private int abandonedInFlight;
     /** System.nanoTime() since which {@link #stalledFor} holds, 0 while it does not. */
     private long stalledSince;
-    /**
-     * credits.outstanding() + grantToPeer, republished under the lock at every change, so
-     * the completion thread reads it without the lock: the lock is held across
-     * ibv_post_send, which on Soft-RoCE carries the whole Send (the poller blocked on it
-     * for 12 % of event-mode calls in the guest profile). Written with release stores (see
-     * {@link #publishRequired}).
-     */
-    private volatile int requiredReceives;
     /**
      * The head waiting call could not be sent for want of a posted receive: only then can a
      * released buffer let a call go, so {@link #pump} takes the lock only then (a release
@@ -85,7 +62,7 @@ final class Requester {
     /** Reused by {@link #expire} under the lock: the calls whose deadline passed. */
     private final ArrayList<CallRequest> expired = new ArrayList<>();
 
-    Requester(String name, Direction direction, int maxCredits, int grantToPeer, ReceiveQueue receives,
+    Requester(String name, Direction direction, int maxCredits, ReceiveDemand receives,
             SendQueue sends, LinkFailure failure, RpcRdmaStats stats, Runnable wedged) {
         this.failure = failure;
         this.name = name;
@@ -95,10 +72,8 @@ final class Requester {
                 ? stats.unmatchedForwardReplies::add : stats.unmatchedBackwardReplies::add);
         this.receives = receives;
         this.sends = sends;
-        this.grantToPeer = grantToPeer;
         this.stats = stats;
         this.wedged = wedged;
-        this.requiredReceives = grantToPeer;
     }
 
     String connectionName() {
@@ -301,13 +276,9 @@ final class Requester {
                 unsendable.add(c);
                 continue;
             }
-            int required = credits.outstanding() + 1 + grantToPeer;
-            // ORDER: the receive handshake (see publishRequired): need, fence, then count
-            REQUIRED_RECEIVES.setRelease(this, required);
-            VarHandle.fullFence();
             boolean posted;
             try {
-                posted = receives.ensurePosted(required);
+                posted = receives.ensureForOneMore(credits.outstanding());
             } catch (RuntimeException e) {
                 publishRequired();
                 failure.force(e); // the link is gone
@@ -476,7 +447,7 @@ final class Requester {
             List<CallRequest> unsent = new ArrayList<>(waiting);
             waiting.clear();
             credits.reset();
-            requiredReceives = grantToPeer;
+            receives.publish(0);
             abandonedInFlight = 0;
             stalledSince = 0;
             for (CallRequest c : sent) {
@@ -489,20 +460,9 @@ final class Requester {
         }
     }
 
-    /**
-     * Caller holds the lock: republishes {@link #requiredReceives} (a release store). Before a
-     * call is sent its need is published, then a full fence, then the posted receives counted;
-     * the completion thread takes a receive, fences, then reads the need (Connection.onReceive).
-     * So one sees the other: without the fences both could read the old values and leave one
-     * receive short at a full window (the peer's next Send: RNR, the connection lost).
-     */
+    /** Caller holds the lock: republishes the receives needed (see {@link ReceiveDemand}). */
     private void publishRequired() {
-        REQUIRED_RECEIVES.setRelease(this, credits.outstanding() + grantToPeer);
-    }
-
-    /** Receives that must stay posted for this direction's replies plus the peer's grant (no lock taken). */
-    int requiredReceives() {
-        return requiredReceives;
+        receives.publish(credits.outstanding());
     }
 
     /** Calls somebody still waits for: sent and not abandoned, or waiting to be sent. */
