@@ -1,7 +1,6 @@
 package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -36,7 +35,7 @@ public final class Backchannel {
     private final long defaultTimeoutMillis;
     private final java.util.function.Consumer<Backchannel> forget;
     private final Object lock = new Object();
-    private final List<OutgoingCall> waiting = new ArrayList<>();
+    private final ParkedCalls waiting;
     private Connection bound;
     private boolean closed;
 
@@ -46,6 +45,7 @@ public final class Backchannel {
         this.waitMillis = waitMillis;
         this.defaultTimeoutMillis = defaultTimeoutMillis;
         this.forget = forget;
+        this.waiting = new ParkedCalls(toString(), waitMillis, "the client did not reconnect");
     }
 
     public long clientId() {
@@ -61,10 +61,7 @@ public final class Backchannel {
 
     /** Calls waiting for the client to reconnect. */
     public int waitingCalls() {
-        synchronized (lock) {
-            waiting.removeIf(OutgoingCall::isDone);
-            return waiting.size();
-        }
+        return waiting.size();
     }
 
     /**
@@ -84,6 +81,10 @@ public final class Backchannel {
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit) {
         long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
+        CallRequest o = CallRequest.issue(rpcCall, true);
+        if (o.isDone()) {
+            return o.future();
+        }
         Connection c;
         synchronized (lock) {
             if (closed) {
@@ -92,74 +93,51 @@ public final class Backchannel {
             }
             c = bound;
             if (c == null || !c.isOpen()) {
-                OutgoingCall o = Connection.parked(rpcCall, true, toString(), timeoutNanos);
-                if (!o.isDone()) {
-                    park(List.of(o));
-                }
-                return o;
+                waiting.issue(o, timeoutNanos);
+                return o.future();
             }
         }
-        return c.call(rpcCall, timeoutNanos, true);
+        CallFuture f = o.future(); // ORDER: before submit, after which the request may be another call
+        c.submit(o, timeoutNanos);
+        return f;
     }
 
     /** The client enabled its backchannel on {@code c}: waiting calls go there now. */
     void bind(Connection c) {
-        List<OutgoingCall> resend;
+        List<CallRequest> resend;
         synchronized (lock) {
             if (closed) {
                 return;
             }
             bound = c;
-            resend = List.copyOf(waiting);
-            waiting.clear();
+            resend = waiting.takeAll();
         }
         c.orphanSink(os -> adopt(c, os));
-        resend.forEach(c::resubmit);
+        resend.forEach(c::submit);
     }
 
     /** From a lost connection: its outstanding backward calls (maybe none). */
-    private void adopt(Connection lost, List<OutgoingCall> orphans) {
+    private void adopt(Connection lost, List<CallRequest> orphans) {
         Connection now;
         boolean gone;
         synchronized (lock) {
             now = bound;
             gone = closed;
             if (!gone && (now == lost || now == null || !now.isOpen())) {
-                park(orphans);
-                CompletableFuture.delayedExecutor(forgetMillis(), TimeUnit.MILLISECONDS).execute(() -> forgetIfAbandoned(lost));
+                waiting.park(orphans);
+                CallTimer.schedule(() -> forgetIfAbandoned(lost), TimeUnit.MILLISECONDS.toNanos(forgetMillis()));
                 return;
             }
         }
         if (gone) {
             fail(orphans, this + ": server closed");
         } else {
-            orphans.forEach(now::resubmit); // the client is already back on another connection
-        }
-    }
-
-    /** Caller holds lock. */
-    private void park(List<OutgoingCall> orphans) {
-        for (OutgoingCall o : orphans) {
-            waiting.add(o);
-            if (waitMillis > 0) {
-                CompletableFuture.delayedExecutor(waitMillis, TimeUnit.MILLISECONDS).execute(() -> expire(o));
-            }
+            orphans.forEach(now::submit); // the client is already back on another connection
         }
     }
 
     private long forgetMillis() {
         return waitMillis > 0 ? waitMillis : IDLE_FORGET_MILLIS;
-    }
-
-    private void expire(OutgoingCall o) {
-        boolean removed;
-        synchronized (lock) {
-            removed = waiting.removeIf(w -> w == o);
-        }
-        if (removed) {
-            fail(List.of(o), this + ": backward call 0x" + Integer.toHexString(o.xid)
-                    + " not sent: the client did not reconnect within " + waitMillis + " ms");
-        }
     }
 
     /** The client has not come back since {@code lost} and nothing waits: the server forgets us. */
@@ -168,10 +146,9 @@ public final class Backchannel {
             if (closed || bound != lost) {
                 return; // closed, or the client came back
             }
-            waiting.removeIf(OutgoingCall::isDone); // ended at their own timeouts while waiting
-            if (!waiting.isEmpty()) {
+            if (waiting.size() > 0) { // calls that ended at their own timeouts meanwhile are not counted
                 // calls made while it was away still wait: look again when they have expired
-                CompletableFuture.delayedExecutor(forgetMillis(), TimeUnit.MILLISECONDS).execute(() -> forgetIfAbandoned(lost));
+                CallTimer.schedule(() -> forgetIfAbandoned(lost), TimeUnit.MILLISECONDS.toNanos(forgetMillis()));
                 return;
             }
             closed = true;
@@ -180,16 +157,15 @@ public final class Backchannel {
     }
 
     void close() {
-        List<OutgoingCall> left;
+        List<CallRequest> left;
         synchronized (lock) {
             closed = true;
-            left = List.copyOf(waiting);
-            waiting.clear();
+            left = waiting.takeAll();
         }
-        fail(left, this + ": server closed");
+        ParkedCalls.fail(left, new ConnectionLostException(this + ": server closed", null));
     }
 
-    private static void fail(List<OutgoingCall> os, String why) {
+    private static void fail(List<CallRequest> os, String why) {
         ConnectionLostException e = new ConnectionLostException(why, null);
         os.forEach(o -> o.fail(e));
     }

@@ -87,8 +87,8 @@ final class CallTimer {
     }
 
     /** Fails {@code c} with its timeout off the timer thread (its continuations are user code). */
-    static void expire(OutgoingCall c, String where) {
-        EXPIRY.execute(() -> c.expire(where));
+    static void expire(CallRequest c, int generation, String where) {
+        EXPIRY.execute(() -> c.expire(where, generation));
     }
 
     /**

@@ -36,19 +36,19 @@ final class ChunkMarshal {
      * (a receptacle always does), or its DDP argument is a segment of its own, which, if the
      * call fits inline, is gathered into the Send there.
      */
-    static boolean needsChunks(OutgoingCall c, int sendInline, int receiveInline) {
+    static boolean needsChunks(CallRequest c, int sendInline, int receiveInline) {
         DdpArgument d = c.ddp();
         return d != null && d.separate() || usesChunks(c, sendInline, receiveInline);
     }
 
     /** Whether {@code c} needs chunks under these thresholds (a receptacle always does). */
-    private static boolean usesChunks(OutgoingCall c, int sendInline, int receiveInline) {
+    private static boolean usesChunks(CallRequest c, int sendInline, int receiveInline) {
         return !Marshal.fitsInline(callLength(c), sendInline) || needsReplyChunk(c, receiveInline)
                 || c.receptacle() != null;
     }
 
     /** The whole call's XDR length: the message, and a separate DDP argument with its pad. */
-    private static long callLength(OutgoingCall c) {
+    private static long callLength(CallRequest c) {
         DdpArgument d = c.ddp();
         return d == null ? c.message().byteSize() : d.callLength(c.message());
     }
@@ -58,7 +58,7 @@ final class ChunkMarshal {
      * comes with: the threshold covers the whole Send (RFC 8166 §4.1), and a reply echoes
      * our write list, one chunk of one segment per receptacle (§4.3.2), in its header.
      */
-    private static boolean needsReplyChunk(OutgoingCall c, int receiveInline) {
+    private static boolean needsReplyChunk(CallRequest c, int receiveInline) {
         long echoedWriteList = c.receptacle() == null ? 0 : 4L * RpcRdma.WRITECHUNK_MINSZ;
         return c.maxReplyBytes() > 0 && !Marshal.fitsInline(echoedWriteList + c.maxReplyBytes(), receiveInline);
     }
@@ -76,7 +76,7 @@ final class ChunkMarshal {
      * false: RFC 8167 §5.3 allows chunks there, but Linux drops such calls), a link without
      * chunk memory, or a message over {@code maxChunkBytes}.
      */
-    static boolean expose(String name, Connection.Params params, Link link, OutgoingCall c, boolean backwardChunks) {
+    static boolean expose(String name, Connection.Params params, Link link, CallRequest c, boolean backwardChunks) {
         long length = callLength(c);
         long size = Math.max(length, c.maxReplyBytes());
         String why = !usesChunks(c, params.sendInline(), params.receiveInline()) ? null // a gathered argument only
@@ -115,7 +115,7 @@ final class ChunkMarshal {
      * write chunk, a large enough reply limit a Reply chunk. The caller releases the result
      * however the call ends.
      */
-    static CallExposure prepare(Link link, OutgoingCall c, int sendInline, int receiveInline, int credit,
+    static CallExposure prepare(Link link, CallRequest c, int sendInline, int receiveInline, int credit,
             boolean remoteInvalidation) {
         MemorySegment msg = c.message();
         DdpArgument ddp = c.ddp();
@@ -131,7 +131,7 @@ final class ChunkMarshal {
                 inline = null;
             }
         } else if (separate) {
-            if (ddp.payload().isAccessibleBy(OutgoingCall.NOT_THE_OWNER)) {
+            if (ddp.payload().isAccessibleBy(CallRequest.NOT_THE_OWNER)) {
                 gathered = ddp;
             } else { // a call that waits is sent by another thread: put together now (under the inline threshold)
                 inline = MemorySegment.ofArray(new byte[(int) length]);

@@ -54,7 +54,7 @@ final class ClientAttachment {
      * @throws RpcRdmaException if connecting fails (nothing is left behind)
      */
     static ClientAttachment attach(InetSocketAddress server, RpcRdmaOptions o, RegisteredBuffers registered,
-            long instanceId, BiConsumer<Connection, List<OutgoingCall>> orphanSink) {
+            long instanceId, BiConsumer<Connection, List<CallRequest>> orphanSink) {
         EventChannel ec = new EventChannel();
         CmId id = null;
         VerbsLink link = null;

@@ -3,7 +3,6 @@ package org.rpcrdma.transport;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -39,8 +38,8 @@ final class ClientReconnector {
     private final LongAdder failures = new LongAdder();
     private final List<Consumer<Connection>> reconnected = new CopyOnWriteArrayList<>();
     private final Object lock = new Object();
-    /** Calls to send on the next connection (guarded by lock). */
-    private final List<OutgoingCall> waiting = new ArrayList<>();
+    /** Calls to send on the next connection. */
+    private final ParkedCalls waiting;
     private volatile ClientAttachment current;
     private boolean reconnecting;
     private boolean closed;
@@ -50,6 +49,7 @@ final class ClientReconnector {
         this.server = server;
         this.options = options;
         this.attach = attach;
+        this.waiting = new ParkedCalls(server.toString(), 0, "");
     }
 
     /** The first connection (made before anything can be lost). */
@@ -88,6 +88,12 @@ final class ClientReconnector {
                     + options.maxChunkBytes() + "] (maxChunkBytes)");
         }
         long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
+        CallRequest c = CallRequest.issue(rpcCall, retry);
+        CallFuture f = c.future();
+        if (c.isDone()) {
+            return f;
+        }
+        c.maxReplyBytes(maxReplyBytes); // whether it needs a Reply chunk is decided where it is sent
         ClientAttachment a;
         synchronized (lock) {
             if (closed) {
@@ -95,20 +101,17 @@ final class ClientReconnector {
             }
             a = current;
             if ((reconnecting || !a.connection.isOpen()) && options.reconnectAttempts() > 0) {
-                OutgoingCall c = Connection.parked(rpcCall, retry, server.toString(), timeoutNanos);
-                c.maxReplyBytes(maxReplyBytes); // whether it needs a Reply chunk is decided where it is sent
-                if (!c.isDone()) {
-                    waiting.add(c);
-                    startReconnect();
-                }
-                return c;
+                waiting.issue(c, timeoutNanos);
+                startReconnect();
+                return f;
             }
         }
-        return a.connection.call(rpcCall, timeoutNanos, retry, maxReplyBytes);
+        a.connection.submit(c, timeoutNanos);
+        return f;
     }
 
     /** From a lost connection: the calls it could not complete (maybe none). */
-    void adopt(Connection lost, List<OutgoingCall> orphans) {
+    void adopt(Connection lost, List<CallRequest> orphans) {
         ClientAttachment release = null;
         synchronized (lock) {
             ClientAttachment cur = current;
@@ -116,12 +119,12 @@ final class ClientReconnector {
                 // lost while the first connect was still in progress: nothing to carry over to
             } else if (!closed && options.reconnectAttempts() > 0 && cur.connection == lost
                     && (!orphans.isEmpty() || lost.backchannelHandler() != null || !waiting.isEmpty())) {
-                waiting.addAll(orphans);
+                waiting.park(orphans);
                 startReconnect();
                 return;
             } else if (!closed && cur.connection != lost && cur.connection.isOpen()) {
                 // an old connection's late orphans: the new one takes them
-                orphans.forEach(cur.connection::resubmit);
+                orphans.forEach(cur.connection::submit);
                 return;
             } else if (!closed && cur.connection == lost && !reconnecting && !cur.destroyed()) {
                 // nothing to carry over: release the QP, memory and poller now rather than at
@@ -174,7 +177,7 @@ final class ClientReconnector {
                 }
                 continue;
             }
-            List<OutgoingCall> resend;
+            List<CallRequest> resend;
             synchronized (lock) {
                 if (closed) {
                     a.connection.close(0, TimeUnit.MILLISECONDS);
@@ -183,8 +186,7 @@ final class ClientReconnector {
                 }
                 current = a;
                 reconnecting = false;
-                resend = List.copyOf(waiting);
-                waiting.clear();
+                resend = waiting.takeAll();
             }
             reconnects.increment();
             Events.state(a.connection.toString(), "RECONNECTED", "attempt " + attempt + ", resending " + resend.size());
@@ -198,7 +200,7 @@ final class ClientReconnector {
             } else if (backchannel != null) {
                 a.connection.serveBackwardCalls(backchannel);
             }
-            resend.forEach(a.connection::resubmit);
+            resend.forEach(a.connection::submit);
             for (var l : reconnected) {
                 try {
                     l.accept(a.connection);
@@ -208,16 +210,14 @@ final class ClientReconnector {
             }
             return;
         }
-        List<OutgoingCall> failed;
+        List<CallRequest> failed;
         synchronized (lock) {
             reconnecting = false;
-            failed = List.copyOf(waiting);
-            waiting.clear();
+            failed = waiting.takeAll(); // ORDER: with the flag, or a call parked in between would wait for nobody
         }
-        ConnectionLostException e = new ConnectionLostException("connection to " + server + " lost; "
+        ParkedCalls.fail(failed, new ConnectionLostException("connection to " + server + " lost; "
                 + attempt + " reconnect attempts failed"
-                + (last == null ? "" : ": " + last.getMessage()), last);
-        failed.forEach(o -> o.fail(e));
+                + (last == null ? "" : ": " + last.getMessage()), last));
     }
 
     /** Waits {@code millis} unless closed meanwhile; false if closed or interrupted. */
@@ -242,7 +242,7 @@ final class ClientReconnector {
      * @return the connection to close, or null if closed before
      */
     ClientAttachment close() {
-        List<OutgoingCall> failed;
+        List<CallRequest> failed;
         Thread r;
         synchronized (lock) {
             if (closed) {
@@ -250,12 +250,10 @@ final class ClientReconnector {
             }
             closed = true;
             lock.notifyAll(); // a reconnect pausing between attempts stops now
-            failed = List.copyOf(waiting);
-            waiting.clear();
+            failed = waiting.takeAll();
             r = reconnector;
         }
-        ConnectionLostException e = new ConnectionLostException("client to " + server + " closed", null);
-        failed.forEach(o -> o.fail(e));
+        ParkedCalls.fail(failed, new ConnectionLostException("client to " + server + " closed", null));
         if (r != null) {
             try {
                 r.join(options.connectTimeoutMillis() * 3L + 5000L);

@@ -2,9 +2,7 @@ package org.rpcrdma.transport;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.VarHandle;
 import java.security.SecureRandom;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -84,23 +82,25 @@ public final class Connection implements AutoCloseable {
     private final Link link;
     private final ReceiveQueue receives;
     private final SendQueue sends;
+    /** The one owner of this connection's failure: forces {@link #lost} once. */
+    private final LinkFailure failure = new LinkFailure(this::lost);
     private final RdmaQueue rdma;
     private final Requester requester;
+    /** How many receives stay posted: the one place that decides it. */
+    private final ReceiveDemand demand;
     /** Call slots of callAndRead and callback calls, used again (no allocation per call). */
-    private final ReusableCall.Pool slots = new ReusableCall.Pool();
+    private final CallRequestPool slots = new CallRequestPool();
     private final Responder responder;
     private final Unmarshal unmarshal;
     /** close() waits here for outstanding calls; notified as messages arrive while CLOSING. */
     private final Object drained = new Object();
     private volatile State state = State.OPEN;
-    private volatile Throwable lossCause;
-    private volatile boolean closedByUser;
     private volatile boolean backchannelReady;
     /** See {@link #backwardChunks(boolean)}. */
     private volatile boolean backwardChunks;
     private volatile boolean backchannelAnnounced;
-    /** Takes calls this connection could not complete (the client reconnects, a Backchannel waits). */
-    private volatile Consumer<List<OutgoingCall>> orphanSink;
+    /** Fails or hands over the calls this connection cannot complete. */
+    private final CallHandOver handOver;
     /** Server: told when a client enables its backchannel here, with the client's instance id. */
     private volatile BiConsumer<Connection, Long> backchannelListener;
     private volatile long clientInstance;
@@ -115,13 +115,14 @@ public final class Connection implements AutoCloseable {
     Connection(String name, Params params, Link link, ReceiveQueue receives, int sendContexts, MemorySegment sendMemory,
             RpcRdmaStats stats) {
         this.name = name;
+        this.handOver = new CallHandOver(name);
         this.params = params;
         this.stats = stats;
         this.link = link;
         this.receives = receives;
-        this.sends = new SendQueue(link, sendContexts, params.signalEvery(), params.sendInline(), sendMemory, stats);
-        this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(),
-                params.grantToPeer(), receives, sends, stats,
+        this.sends = new SendQueue(link, sendContexts, params.signalEvery(), params.sendInline(), sendMemory, stats, failure);
+        this.demand = new ReceiveDemand(receives, params.grantToPeer());
+        this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(), demand, sends, failure, stats,
                 () -> lost(new RpcRdmaException("every credit is held by an abandoned call and no reply came for "
                         + Requester.STALL_MILLIS + " ms: the peer is not answering")));
         this.rdma = new RdmaQueue(link, stats);
@@ -159,12 +160,11 @@ public final class Connection implements AutoCloseable {
     /** Server: rdma_accept returned; held Sends go out. */
     void accepted() {
         sends.resume();
-        settle();
     }
 
     /** Posts the receives the peer's grant needs (if the endpoint has not yet). Called once. */
     void start() {
-        receives.replenish(requester.requiredReceives());
+        demand.start();
     }
 
     // ---- public API ----
@@ -323,8 +323,8 @@ public final class Connection implements AutoCloseable {
     }
 
     /** The owner that takes calls this connection could not complete. */
-    void orphanSink(Consumer<List<OutgoingCall>> sink) {
-        this.orphanSink = sink;
+    void orphanSink(Consumer<List<CallRequest>> sink) {
+        handOver.owner(sink);
     }
 
     /** Server: called when a client enables its backchannel on this connection. */
@@ -410,7 +410,7 @@ public final class Connection implements AutoCloseable {
             throw new IllegalArgumentException("receptacle of " + receptacle.byteSize() + " bytes is not in [1, "
                     + params.maxChunkBytes() + "] (maxChunkBytes)");
         }
-        if (receptacle != null && !receptacle.isAccessibleBy(OutgoingCall.NOT_THE_OWNER)) {
+        if (receptacle != null && !receptacle.isAccessibleBy(CallRequest.NOT_THE_OWNER)) {
             // the placed data is copied in on the thread that takes the reply (the poller):
             // memory confined to the caller's thread can't be written there
             throw new IllegalArgumentException("receptacle is confined to its arena's thread; use shared, automatic,"
@@ -435,71 +435,59 @@ public final class Connection implements AutoCloseable {
      * @throws IllegalArgumentException if {@code timeout} is negative
      */
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit) {
-        return call(rpcCall, CallTimer.timeoutNanos(timeout, unit), false);
+        return call(rpcCall, CallTimer.timeoutNanos(timeout, unit), false, 0, null, null);
     }
 
-    /**
-     * With {@code retry} the call's bytes are copied and, if the connection is lost before
-     * the reply, handed to the owner to send again (same XID) after reconnect.
-     */
+    /** A future call with {@code retry} (see below). */
     CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry) {
         return call(rpcCall, timeoutNanos, retry, 0, null, null);
     }
 
-    /** As {@link #call(MemorySegment, long, boolean)}, allowing a reply of up to {@code maxReplyBytes}. */
-    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry, int maxReplyBytes) {
-        checkMaxReplyBytes(maxReplyBytes);
-        return call(rpcCall, timeoutNanos, retry, maxReplyBytes, null, null);
-    }
-
+    /**
+     * The future shapes' issue: with {@code retry} the call's bytes are copied and, if the
+     * connection is lost before the reply, handed to the owner to send again (same XID).
+     */
     private CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry,
             int maxReplyBytes, DdpArgument payload, MemorySegment receptacle) {
+        checkBackchannelReady();
+        if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
+            return CallRequest.issue(rpcCall, retry).future(); // failed already
+        }
+        CallRequest c = slots.take();
+        c.start(Xdr.getInt(rpcCall, 0), rpcCall, retry, null);
+        CallFuture f = CallFuture.startOn(c);
+        c.maxReplyBytes(maxReplyBytes);
+        c.ddp(payload, receptacle);
+        submit(c, timeoutNanos);
+        return f;
+    }
+
+    private void checkBackchannelReady() {
         if (!params.client() && !backchannelReady) {
             throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
                     + " backward call not sent");
         }
-        OutgoingCall c = newCall(rpcCall, retry);
-        if (c.isDone()) {
-            return c;
-        }
-        c.maxReplyBytes(maxReplyBytes);
-        c.ddp(payload, receptacle);
-        c.deadline(name, timeoutNanos, false);
-        submit(c);
-        return c;
-    }
-
-    /** A call object for {@code rpcCall}, already failed if the bytes are not an RPC CALL. */
-    static OutgoingCall newCall(MemorySegment rpcCall, boolean retry) {
-        if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
-            OutgoingCall c = new OutgoingCall(rpcCall.byteSize() >= 4 ? Xdr.getInt(rpcCall, 0) : 0, rpcCall, false);
-            c.fail(new IllegalArgumentException("not an ONC RPC CALL message"));
-            return c;
-        }
-        return new OutgoingCall(Xdr.getInt(rpcCall, 0), rpcCall, retry);
     }
 
     /**
-     * A call made while its endpoint has no open connection (a client reconnecting, a
-     * server's backchannel waiting for its client): its bytes copied, its deadline running.
+     * Sends a call just issued, its deadline ({@code timeoutNanos}, 0: none) running from
+     * now: every call shape, the reconnecting client's and a backchannel's calls come here.
      */
-    static OutgoingCall parked(MemorySegment rpcCall, boolean retry, String where, long timeoutNanos) {
-        OutgoingCall c = newCall(rpcCall, retry);
-        if (!c.isDone()) {
-            c.detach();
-            c.deadline(where, timeoutNanos, true);
-        }
-        return c;
+    void submit(CallRequest c, long timeoutNanos) {
+        checkBackchannelReady();
+        c.deadline(name, timeoutNanos, false);
+        submit(c);
     }
 
-    /** Sends a call handed over from an earlier connection (same XID, same future and deadline). */
-    void resubmit(OutgoingCall c) {
-        if (!c.isDone()) {
-            submit(c);
+    /**
+     * The one submit: sends {@code c} here, a call just issued or one handed over from an
+     * earlier connection (same XID, same future and deadline), or hands it on if this
+     * connection can no longer send.
+     */
+    void submit(CallRequest c) {
+        if (c.isDone()) {
+            return; // abandoned while it was between connections
         }
-    }
-
-    private void submit(OutgoingCall c) {
         // Checked here, not at issue: a call parked or handed over meets this connection's
         // negotiated thresholds only now.
         if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline())
@@ -514,26 +502,8 @@ public final class Connection implements AutoCloseable {
             return;
         }
         if (!taken) {
-            notSent(List.of(c));
+            handOver.notSent(List.of(c), state == State.CLOSING);
         }
-        settle();
-    }
-
-    /** Calls that cannot go out here: to the owner unless the user closed us, else failed. */
-    private void notSent(List<OutgoingCall> calls) {
-        if (!handOver(calls)) {
-            ConnectionLostException e = lostException();
-            for (OutgoingCall c : calls) {
-                c.fail(e);
-            }
-        }
-    }
-
-    private ConnectionLostException lostException() {
-        Throwable cause = lossCause;
-        String why = closedByUser ? "closed" : state == State.CLOSING ? "closing" : "connection lost";
-        return new ConnectionLostException(name + ": " + why + (cause == null || closedByUser ? "" : ": "
-                + cause.getMessage()), cause);
     }
 
     /**
@@ -603,12 +573,14 @@ public final class Connection implements AutoCloseable {
         Objects.requireNonNull(reader, "reader");
         int xid = callXid(rpcCall);
         long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
-        ReusableCall c = slots.take(xid, rpcCall, null);
+        CallRequest c = slots.take();
+        c.start(xid, rpcCall, false, null);
+        c.start(ReadInPlace.INSTANCE);
         c.maxReplyBytes(maxReplyBytes);
         link.blockingCallStarts();
         try {
-            submit(c);
-            return c.await(link, reader, timeoutNanos, unit.toMillis(timeout), name, stats);
+            submit(c, 0); // the caller's wait is the deadline
+            return ReadInPlace.await(c, link, reader, timeoutNanos, unit.toMillis(timeout), name, stats);
         } finally {
             link.blockingCallEnds();
         }
@@ -639,10 +611,11 @@ public final class Connection implements AutoCloseable {
         checkMaxReplyBytes(maxReplyBytes);
         Objects.requireNonNull(callback, "callback");
         int xid = callXid(rpcCall);
-        ReusableCall c = slots.take(xid, rpcCall, callback);
+        CallRequest c = slots.take();
+        c.start(xid, rpcCall, false, callback);
+        c.start(CallbackCompletion.INSTANCE);
         c.maxReplyBytes(maxReplyBytes);
-        c.deadline(name, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()), false);
-        submit(c);
+        submit(c, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()));
     }
 
     /** The XID of {@code rpcCall}, checked to be an ONC RPC CALL we may send now. */
@@ -650,10 +623,7 @@ public final class Connection implements AutoCloseable {
         if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
             throw new IllegalArgumentException("not an ONC RPC CALL message");
         }
-        if (!params.client() && !backchannelReady) {
-            throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
-                    + " backward call not sent");
-        }
+        checkBackchannelReady();
         return Xdr.getInt(rpcCall, 0);
     }
 
@@ -671,7 +641,7 @@ public final class Connection implements AutoCloseable {
 
     /** Receives the requester wants posted now (tests: the order of the receive handshake). */
     int requiredReceives() {
-        return requester.requiredReceives();
+        return demand.required();
     }
 
     /** Reusable call slots now free (tests: a slot is used again, an abandoned one is not). */
@@ -686,7 +656,7 @@ public final class Connection implements AutoCloseable {
                 link.pollOnCaller(f::isDone, deadline); // false: the poller thread completes f
             }
             ReceivedMessage reply = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            boolean own = !(f instanceof OutgoingCall c) || c.deliveredBy == Thread.currentThread();
+            boolean own = !(f instanceof CallFuture c) || c.deliveredBy == Thread.currentThread();
             (own ? stats.repliesTakenByCaller : stats.repliesHandedOff).increment();
             return reply;
         } catch (ExecutionException e) {
@@ -709,7 +679,6 @@ public final class Connection implements AutoCloseable {
     /** A signalled Send completed: its context and all older ones are free. */
     void onSendCompleted(int slot) {
         sends.completed(slot);
-        settle();
     }
 
     /** The RPC message at {@code [offset, offset + length)} of receive buffer {@code slot} (completion thread). */
@@ -732,16 +701,14 @@ public final class Connection implements AutoCloseable {
             throw e;
         }
         boolean keep = false;
+        RuntimeException broke = null;
         try {
             // ORDER: repost before handling, so that a reply we send (which lets the peer
-            // send another message) never finds fewer receives posted than credits granted;
-            // the fence completes the handshake with a sender raising requiredReceives (see
-            // Requester.pumpLocked): our take is visible to it, or its need to us.
-            VarHandle.fullFence();
-            receives.replenishAfterCompletion(requester.requiredReceives());
+            // send another message) never finds fewer receives posted than credits granted
+            demand.afterCompletion();
             keep = unmarshal.dispatch(slot, buf, length);
         } catch (RuntimeException e) {
-            sends.noteFailure(e);
+            broke = e; // no lock is held here: the loss runs on this thread, after the buffer went back
         } finally {
             if (!keep) {
                 releaseReceive(slot);
@@ -752,7 +719,9 @@ public final class Connection implements AutoCloseable {
                 }
             }
         }
-        settle();
+        if (broke != null) {
+            lost(broke);
+        }
     }
 
     /** A signalled RDMA Read or Write completed (the link's token). */
@@ -763,9 +732,8 @@ public final class Connection implements AutoCloseable {
         try {
             rdma.completed(token);
         } catch (RuntimeException e) {
-            sends.noteFailure(e);
+            lost(e); // no lock is held here
         }
-        settle();
     }
 
     /** A posted receive came back flushed (QP in error): the connection is gone. */
@@ -790,7 +758,6 @@ public final class Connection implements AutoCloseable {
         receives.release(slot);
         if (state != State.LOST) {
             requester.pump();
-            settle();
         }
     }
 
@@ -824,14 +791,6 @@ public final class Connection implements AutoCloseable {
 
     // ---- loss and close ----
 
-    /** Acts on a link failure noted under a lock, now that none is held. */
-    void settle() {
-        Throwable f = sends.failure();
-        if (f != null && state != State.LOST) {
-            lost(f);
-        }
-    }
-
     /** The connection is gone: frees every buffer and call exactly once. Safe from any thread holding no transport lock. */
     void lost(Throwable cause) {
         synchronized (this) {
@@ -839,7 +798,7 @@ public final class Connection implements AutoCloseable {
                 return;
             }
             state = State.LOST;
-            lossCause = cause;
+            handOver.lostBecause(cause);
         }
         stats.connectionsLost.increment();
         Events.state(name, "LOST", String.valueOf(cause));
@@ -854,44 +813,7 @@ public final class Connection implements AutoCloseable {
         synchronized (drained) {
             drained.notifyAll();
         }
-        List<OutgoingCall> again = new ArrayList<>();
-        ConnectionLostException e = lostException();
-        for (OutgoingCall c : t.sent()) {
-            if (c.isDone()) {
-                c.releaseExposure(); // abandoned: nobody waits; an exposure held for its reply goes now
-                continue;
-            }
-            if (c.retry) {
-                again.add(c); // sent, maybe executed: only the caller may allow a resend
-            } else {
-                c.fail(e);
-            }
-        }
-        for (OutgoingCall c : t.unsent()) {
-            if (!c.isDone()) {
-                again.add(c); // never sent: always safe to send on the next connection
-            }
-        }
-        // The owner hears of every loss, even with nothing to carry over: a client with a
-        // backchannel must reconnect anyway (RFC 8167 §5.4), one without releases the link.
-        if (!handOver(again)) {
-            for (OutgoingCall c : again) {
-                c.fail(e);
-            }
-        }
-    }
-
-    /** Gives calls to the owner unless the user closed us; false if not taken. */
-    private boolean handOver(List<OutgoingCall> calls) {
-        Consumer<List<OutgoingCall>> sink = orphanSink;
-        if (sink == null || closedByUser) {
-            return false;
-        }
-        for (OutgoingCall c : calls) {
-            c.detach();
-        }
-        sink.accept(calls);
-        return true;
+        handOver.lost(t);
     }
 
     /**
@@ -903,7 +825,7 @@ public final class Connection implements AutoCloseable {
             if (state == State.OPEN) {
                 state = State.CLOSING;
             }
-            closedByUser = true;
+            handOver.closedByUser();
         }
         long deadline = System.nanoTime() + unit.toNanos(timeout);
         synchronized (drained) {

@@ -64,7 +64,7 @@ final class Marshal {
     /** A heap copy of the RPC message {@code rpc} with {@code gathered}'s data put in (null: of {@code rpc} alone). */
     static MemorySegment heapCopy(MemorySegment rpc, DdpArgument gathered) {
         if (gathered == null) {
-            return OutgoingCall.heapCopy(rpc);
+            return CallRequest.heapCopy(rpc);
         }
         MemorySegment m = MemorySegment.ofArray(new byte[Math.toIntExact(gathered.callLength(rpc))]);
         gathered.assemble(rpc, m, 0);

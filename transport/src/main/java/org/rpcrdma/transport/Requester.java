@@ -1,7 +1,5 @@
 package org.rpcrdma.transport;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,7 +7,6 @@ import java.util.concurrent.TimeUnit;
 import org.rpcrdma.transport.core.CreditAccount;
 import org.rpcrdma.transport.core.Direction;
 import org.rpcrdma.transport.core.Events;
-import org.rpcrdma.transport.core.ReceiveQueue;
 import org.rpcrdma.transport.core.XidTable;
 
 /**
@@ -19,34 +16,23 @@ import org.rpcrdma.transport.core.XidTable;
  * for a receive to be posted for their reply, and abandoned calls.
  *
  * <p>One lock (this) guards all of it. Lock order: Requester → SendQueue → ReceiveQueue →
- * the link. No future is completed and no user code runs while it is held: methods
- * return the calls to complete and the {@link Connection} completes them afterwards.
- *
- * <p>Over 400 lines because the timeout sweep, the stall check and the receive handshake
- * read the same locked state as the credits and the XID table: split, each part would need
- * the others' lock.
+ * the link. No call is completed and no user code runs while it is held: what must be
+ * completed is collected and completed after the lock ({@code afterLock}), where a link
+ * failure forced under the lock is also settled ({@link LinkFailure}). The timeout sweep
+ * and the stall check are here because they read the same locked state as the credits
+ * and the XID table.
  */
 final class Requester {
-    private static final VarHandle REQUIRED_RECEIVES;
-
-    static {
-        try {
-            REQUIRED_RECEIVES = MethodHandles.lookup().findVarHandle(Requester.class, "requiredReceives", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     /** What a loss leaves behind: calls that were sent, and calls that never were. */
-    record Taken(List<OutgoingCall> sent, List<OutgoingCall> unsent) {}
+    record Taken(List<CallRequest> sent, List<CallRequest> unsent) {}
 
     private final String name;
     private final Direction direction;
     private final CreditAccount credits;
-    private final XidTable<OutgoingCall> table;
-    private final ReceiveQueue receives;
+    private final XidTable<CallRequest> table;
+    private final ReceiveDemand receives;
     private final SendQueue sends;
-    private final int grantToPeer;
+    private final LinkFailure failure;
     private final RpcRdmaStats stats;
     /**
      * How long the peer may stay silent while abandoned calls hold every credit before the
@@ -56,18 +42,10 @@ final class Requester {
 
     /** Run (without locks, off the timer thread) when the connection {@link #stalledFor}: it is reset. */
     private final Runnable wedged;
-    private final ArrayDeque<OutgoingCall> waiting = new ArrayDeque<>();
+    private final ArrayDeque<CallRequest> waiting = new ArrayDeque<>();
     private int abandonedInFlight;
     /** System.nanoTime() since which {@link #stalledFor} holds, 0 while it does not. */
     private long stalledSince;
-    /**
-     * credits.outstanding() + grantToPeer, republished under the lock at every change, so
-     * the completion thread reads it without the lock: the lock is held across
-     * ibv_post_send, which on Soft-RoCE carries the whole Send (the poller blocked on it
-     * for 12 % of event-mode calls in the guest profile). Written with release stores (see
-     * {@link #publishRequired}).
-     */
-    private volatile int requiredReceives;
     /**
      * The head waiting call could not be sent for want of a posted receive: only then can a
      * released buffer let a call go, so {@link #pump} takes the lock only then (a release
@@ -82,10 +60,11 @@ final class Requester {
      */
     private boolean watched;
     /** Reused by {@link #expire} under the lock: the calls whose deadline passed. */
-    private final ArrayList<OutgoingCall> expired = new ArrayList<>();
+    private final ArrayList<CallRequest> expired = new ArrayList<>();
 
-    Requester(String name, Direction direction, int maxCredits, int grantToPeer, ReceiveQueue receives,
-            SendQueue sends, RpcRdmaStats stats, Runnable wedged) {
+    Requester(String name, Direction direction, int maxCredits, ReceiveDemand receives,
+            SendQueue sends, LinkFailure failure, RpcRdmaStats stats, Runnable wedged) {
+        this.failure = failure;
         this.name = name;
         this.direction = direction;
         this.credits = new CreditAccount(direction, maxCredits);
@@ -93,10 +72,8 @@ final class Requester {
                 ? stats.unmatchedForwardReplies::add : stats.unmatchedBackwardReplies::add);
         this.receives = receives;
         this.sends = sends;
-        this.grantToPeer = grantToPeer;
         this.stats = stats;
         this.wedged = wedged;
-        this.requiredReceives = grantToPeer;
     }
 
     String connectionName() {
@@ -114,8 +91,8 @@ final class Requester {
      *         the call on or fails it
      * @throws RpcRdmaException naming a duplicate XID (nothing queued)
      */
-    boolean submit(OutgoingCall c) {
-        OutgoingCall[] unsent;
+    boolean submit(CallRequest c) {
+        CallRequest[] unsent;
         synchronized (this) {
             if (closed) {
                 return false;
@@ -127,8 +104,7 @@ final class Requester {
                 throw new RpcRdmaException(name + ": XID 0x" + Integer.toHexString(c.xid) + " is already outstanding"
                         + " in the " + direction + " direction; call not sent");
             }
-            c.ownedBy(this);
-            c.state = OutgoingCall.WAITING;
+            c.queuedIn(this);
             if (!waiting.isEmpty() || !credits.available()) {
                 stats.creditWaits.increment();
                 Events.CreditWait w = new Events.CreditWait();
@@ -140,17 +116,17 @@ final class Requester {
                 }
             }
             waiting.addLast(c);
-            if (c.timed() && !watched) {
+            if (c.deadline.timed() && !watched) {
                 watched = true;
                 CallTimer.watch(this);
             }
             pumpLocked();
-            if (c.state == OutgoingCall.WAITING) {
+            if (c.waitingToBeSent()) {
                 c.keepForAnotherThread(); // another thread sends it
             }
             unsent = takeUnsendable();
         }
-        failUnsendable(unsent);
+        afterLock(unsent);
         return true;
     }
 
@@ -160,7 +136,8 @@ final class Requester {
      * first time. Returns whether any call here still has a deadline.
      */
     boolean expire() {
-        OutgoingCall[] due;
+        CallRequest[] due;
+        int[] generations = null;
         boolean timed = false;
         boolean dead;
         synchronized (this) {
@@ -172,7 +149,7 @@ final class Requester {
             // deadline stamped from it (issue + timeout at the earliest) is never early
             long now = System.nanoTime();
             expired.clear();
-            for (OutgoingCall c : waiting) {
+            for (CallRequest c : waiting) {
                 timed |= due(c, now);
             }
             sweepNow = now;
@@ -182,12 +159,18 @@ final class Requester {
             dead = stalledFor(now);
             // abandoned calls out: keep looking, the stall may start or end
             watched = timed || !expired.isEmpty() || abandonedInFlight > 0 && !dead;
-            due = expired.isEmpty() ? null : expired.toArray(new OutgoingCall[0]);
+            due = expired.isEmpty() ? null : expired.toArray(new CallRequest[0]);
+            if (due != null) {
+                generations = new int[due.length];
+                for (int i = 0; i < due.length; i++) {
+                    generations[i] = due[i].generation(); // under the lock: the use that is due, not a later one
+                }
+            }
         }
         if (due != null) {
-            for (OutgoingCall c : due) {
+            for (int i = 0; i < due.length; i++) {
                 stats.callTimeouts.increment();
-                CallTimer.expire(c, name); // abandons it: back into this requester without our lock held
+                CallTimer.expire(due[i], generations[i], name); // abandons it: back here without our lock held
             }
         }
         if (dead) {
@@ -224,27 +207,23 @@ final class Requester {
     private boolean sweepTimed;
 
     /** Caller holds the lock (a sent call's deadline; an abandoned call has none left to keep). */
-    private void sweepSent(OutgoingCall c) {
-        if (!c.abandoned) {
+    private void sweepSent(CallRequest c) {
+        if (!c.abandonedInFlight()) {
             sweepTimed |= due(c, sweepNow);
         }
     }
 
     /** Caller holds the lock: collects {@code c} if its deadline passed; whether it still has one. */
-    private boolean due(OutgoingCall c, long now) {
-        if (!c.timed() || c.isDone() || c.expiring) {
-            return false;
-        }
-        if (now - c.deadline(now) >= 0) {
-            c.expiring = true; // failed off this thread soon: not collected again meanwhile
+    private boolean due(CallRequest c, long now) {
+        if (c.expiryDue(now)) {
             expired.add(c);
             return false;
         }
-        return true;
+        return c.deadline.timed() && !c.isDone() && !c.deadline.expiring();
     }
 
     private boolean isWaiting(int xid) {
-        for (OutgoingCall w : waiting) {
+        for (CallRequest w : waiting) {
             if (w.xid == xid) {
                 return true;
             }
@@ -257,7 +236,7 @@ final class Requester {
         if (!headBlockedOnReceive) {
             return;
         }
-        OutgoingCall[] unsent = null;
+        CallRequest[] unsent = null;
         synchronized (this) {
             if (waiting.isEmpty()) {
                 headBlockedOnReceive = false; // that head went (abandoned, or the connection closed)
@@ -266,7 +245,7 @@ final class Requester {
                 unsent = takeUnsendable();
             }
         }
-        failUnsendable(unsent);
+        afterLock(unsent);
     }
 
     /**
@@ -274,39 +253,35 @@ final class Requester {
      * each reply (rnr_retry 0: a reply with no posted receive would kill the connection;
      * a user holding received messages makes calls wait instead). A call whose memory the
      * caller closed meanwhile fails alone ({@link #takeUnsendable}). Caller holds the lock;
-     * nothing here throws: a failure is noted and the connection settles the loss, so a
-     * reply matched before the pump still completes its call.
+     * nothing here throws: a failure forces the connection's loss, which runs once no lock
+     * is held, so a reply matched before the pump still completes its call.
      */
     private void pumpLocked() {
         try {
             pumpWhileAllowed();
         } catch (RuntimeException e) {
-            sends.noteFailure(e); // a call in the table was maybe not sent: the loss takes it
+            failure.force(e); // a call in the table was maybe not sent: the loss takes it
         }
     }
 
     private void pumpWhileAllowed() {
         while (!waiting.isEmpty() && credits.available()) {
-            OutgoingCall c = waiting.peekFirst();
+            CallRequest c = waiting.peekFirst();
             if (!c.sendable()) {
                 waiting.pollFirst();
-                c.state = OutgoingCall.DONE;
+                c.markDone();
                 if (unsendable == null) {
                     unsendable = new ArrayList<>();
                 }
                 unsendable.add(c);
                 continue;
             }
-            int required = credits.outstanding() + 1 + grantToPeer;
-            // ORDER: the receive handshake (see publishRequired): need, fence, then count
-            REQUIRED_RECEIVES.setRelease(this, required);
-            VarHandle.fullFence();
             boolean posted;
             try {
-                posted = receives.ensurePosted(required);
+                posted = receives.ensureForOneMore(credits.outstanding());
             } catch (RuntimeException e) {
                 publishRequired();
-                sends.noteFailure(e); // the link is gone: the connection settles the loss
+                failure.force(e); // the link is gone
                 return;
             }
             if (!posted) {
@@ -327,7 +302,7 @@ final class Requester {
             credits.tryAcquire();
             publishRequired();
             table.put(c.xid, c);
-            c.state = OutgoingCall.SENT;
+            c.markSent();
             // The rdma_credit of a call is our request (RFC 8166 §3.3.1): our maximum.
             CallExposure x = c.exposure();
             if (x == null) {
@@ -345,24 +320,28 @@ final class Requester {
     }
 
     /** Calls the pump dropped since the last take (rare: allocated only then); guarded by the lock. */
-    private ArrayList<OutgoingCall> unsendable;
+    private ArrayList<CallRequest> unsendable;
 
     /** Caller holds the lock: the calls the pump dropped, to fail once the lock is released; null if none. */
-    private OutgoingCall[] takeUnsendable() {
+    private CallRequest[] takeUnsendable() {
         if (unsendable == null) {
             return null;
         }
-        OutgoingCall[] r = unsendable.toArray(new OutgoingCall[0]);
+        CallRequest[] r = unsendable.toArray(new CallRequest[0]);
         unsendable = null;
         return r;
     }
 
-    /** Fails calls whose memory was closed before they could be sent (no lock held: user code runs). */
-    private void failUnsendable(OutgoingCall[] calls) {
+    /**
+     * After the lock: fails calls whose memory was closed before they could be sent, and
+     * runs the connection's loss if a post failed under the lock (user code runs in both).
+     */
+    private void afterLock(CallRequest[] calls) {
+        failure.settle();
         if (calls == null) {
             return;
         }
-        for (OutgoingCall c : calls) {
+        for (CallRequest c : calls) {
             c.fail(new IllegalStateException(name + ": call 0x" + Integer.toHexString(c.xid)
                     + " not sent: its memory was closed before it could be sent (it must stay valid until then)"));
         }
@@ -375,9 +354,9 @@ final class Requester {
      *
      * @return the call, or null if nothing matched (counted, dropped: RFC 8167 §2.4.1)
      */
-    OutgoingCall matched(int xid, int grant) {
-        OutgoingCall c;
-        OutgoingCall[] unsent;
+    CallRequest matched(int xid, int grant) {
+        CallRequest c;
+        CallRequest[] unsent;
         synchronized (this) {
             c = table.match(xid);
             if (c == null) {
@@ -390,7 +369,7 @@ final class Requester {
             pumpLocked();
             unsent = takeUnsendable();
         }
-        failUnsendable(unsent);
+        afterLock(unsent);
         return c;
     }
 
@@ -400,9 +379,9 @@ final class Requester {
     }
 
     /** A malformed reply for {@code xid}: the call is removed without using the header's grant. */
-    OutgoingCall malformed(int xid) {
-        OutgoingCall c;
-        OutgoingCall[] unsent = null;
+    CallRequest malformed(int xid) {
+        CallRequest c;
+        CallRequest[] unsent = null;
         synchronized (this) {
             c = table.remove(xid);
             if (c != null) {
@@ -411,17 +390,17 @@ final class Requester {
                 unsent = takeUnsendable();
             }
         }
-        failUnsendable(unsent);
+        afterLock(unsent);
         return c;
     }
 
-    private void release(OutgoingCall c) {
+    private void release(CallRequest c) {
         credits.release();
         publishRequired();
-        if (c.abandoned) {
+        if (c.abandonedInFlight()) {
             abandonedInFlight--;
         }
-        c.state = OutgoingCall.DONE;
+        c.markDone();
     }
 
     /**
@@ -432,21 +411,20 @@ final class Requester {
      * @return whether {@code c} was sent here and its reply may still come (it stays in the
      *         XID table until then, or until the connection is lost)
      */
-    boolean abandon(OutgoingCall c) {
-        OutgoingCall[] unsent = null;
+    boolean abandon(CallRequest c) {
+        CallRequest[] unsent = null;
         boolean replyMayCome;
         synchronized (this) {
-            if (c.owner != this || closed) {
+            if (c.owner() != this || closed) {
                 return false;
             }
-            if (c.state == OutgoingCall.WAITING) {
+            if (c.waitingToBeSent()) {
                 waiting.remove(c);
-                c.state = OutgoingCall.DONE;
+                c.markDone();
                 stats.abandonedCalls.increment();
                 pumpLocked();
                 unsent = takeUnsendable();
-            } else if (c.state == OutgoingCall.SENT && !c.abandoned) {
-                c.abandoned = true;
+            } else if (c.markAbandonedInFlight()) {
                 abandonedInFlight++;
                 stats.abandonedCalls.increment();
                 if (!watched) {
@@ -455,9 +433,9 @@ final class Requester {
                     CallTimer.watch(this);
                 }
             }
-            replyMayCome = c.state == OutgoingCall.SENT;
+            replyMayCome = c.sent();
         }
-        failUnsendable(unsent);
+        afterLock(unsent);
         return replyMayCome;
     }
 
@@ -465,37 +443,26 @@ final class Requester {
     Taken takeAll() {
         synchronized (this) {
             closed = true;
-            List<OutgoingCall> sent = table.removeAll();
-            List<OutgoingCall> unsent = new ArrayList<>(waiting);
+            List<CallRequest> sent = table.removeAll();
+            List<CallRequest> unsent = new ArrayList<>(waiting);
             waiting.clear();
             credits.reset();
-            requiredReceives = grantToPeer;
+            receives.publish(0);
             abandonedInFlight = 0;
             stalledSince = 0;
-            for (OutgoingCall c : sent) {
-                c.state = OutgoingCall.DONE;
+            for (CallRequest c : sent) {
+                c.markDone();
             }
-            for (OutgoingCall c : unsent) {
-                c.state = OutgoingCall.DONE;
+            for (CallRequest c : unsent) {
+                c.markDone();
             }
             return new Taken(sent, unsent);
         }
     }
 
-    /**
-     * Caller holds the lock: republishes {@link #requiredReceives} (a release store). Before a
-     * call is sent its need is published, then a full fence, then the posted receives counted;
-     * the completion thread takes a receive, fences, then reads the need (Connection.onReceive).
-     * So one sees the other: without the fences both could read the old values and leave one
-     * receive short at a full window (the peer's next Send: RNR, the connection lost).
-     */
+    /** Caller holds the lock: republishes the receives needed (see {@link ReceiveDemand}). */
     private void publishRequired() {
-        REQUIRED_RECEIVES.setRelease(this, credits.outstanding() + grantToPeer);
-    }
-
-    /** Receives that must stay posted for this direction's replies plus the peer's grant (no lock taken). */
-    int requiredReceives() {
-        return requiredReceives;
+        receives.publish(credits.outstanding());
     }
 
     /** Calls somebody still waits for: sent and not abandoned, or waiting to be sent. */

@@ -460,7 +460,6 @@ final class Responder {
                 stats.repliesSent.increment();
             } finally {
                 msg.release();
-                conn.settle();
             }
         }
 

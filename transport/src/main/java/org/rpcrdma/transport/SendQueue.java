@@ -13,9 +13,8 @@ import org.rpcrdma.transport.wire.RpcRdmaHeader;
  * registered buffer and posted as one Send; when every context is in flight, messages
  * wait here (as private copies) and go out as signalled completions free contexts.
  *
- * <p>One lock (this) keeps Sends posted in context order. A failed post never calls back
- * into the connection under the lock: it is noted, the queue stops, and the connection
- * settles the loss once it holds no lock ({@link #failure()}).
+ * <p>One lock (this) keeps Sends posted in context order. A failed post stops the queue and
+ * forces the connection's loss ({@link LinkFailure}), which runs when no lock is held.
  */
 final class SendQueue {
     /**
@@ -33,13 +32,15 @@ final class SendQueue {
     private boolean shut;
     /** Sends wait in the queue until the QP can send (a server's, until rdma_accept returned). */
     private boolean held;
-    private volatile Throwable failure;
+    private final LinkFailure failure;
 
     /**
      * @param memory registered memory for {@code contexts * sendInline} bytes
      */
-    SendQueue(Link link, int contexts, int signalEvery, int sendInline, MemorySegment memory, RpcRdmaStats stats) {
+    SendQueue(Link link, int contexts, int signalEvery, int sendInline, MemorySegment memory, RpcRdmaStats stats,
+            LinkFailure failure) {
         this.link = link;
+        this.failure = failure;
         this.stats = stats;
         this.ring = new SendContextRing(contexts, Math.min(signalEvery, contexts));
         this.buffers = new MemorySegment[contexts];
@@ -70,7 +71,7 @@ final class SendQueue {
         }
         stats.sendContextWaits.increment();
         // the caller may reuse its segment once we return: keep a copy
-        queue.addLast(new Waiting(xid, credit, OutgoingCall.heapCopy(rpc), 0, null, invalidateRkey));
+        queue.addLast(new Waiting(xid, credit, CallRequest.heapCopy(rpc), 0, null, invalidateRkey));
     }
 
     /**
@@ -204,7 +205,7 @@ final class SendQueue {
     }
 
     private void linkGone(IllegalStateException e) {
-        noteFailure(new LinkClosedException("send buffers released with the link; send refused", e));
+        failure.force(new LinkClosedException("send buffers released with the link; send refused", e));
         shut = true;
         queue.clear();
     }
@@ -223,21 +224,10 @@ final class SendQueue {
                 stats.sendsWithInvalidate.increment();
             }
         } catch (RuntimeException e) {
-            noteFailure(e);
+            failure.force(e);
             shut = true;
             queue.clear();
         }
-    }
-
-    /** The link failed under some lock; the connection acts on it when it holds none. */
-    void noteFailure(Throwable t) {
-        if (failure == null) {
-            failure = t;
-        }
-    }
-
-    Throwable failure() {
-        return failure;
     }
 
     /** The connection is gone: nothing more is posted and every context is free again. */

@@ -71,7 +71,7 @@ final class Unmarshal {
         switch (h.proc()) {
             case RpcRdma.RDMA_ERROR -> {
                 stats.rdmaErrorsReceived.increment();
-                OutgoingCall c = requester.matched(h.xid(), h.credit());
+                CallRequest c = requester.matched(h.xid(), h.credit());
                 if (c != null) {
                     c.fail(new RdmaErrorException(h.xid(), h.errorCode(), h.versLow(), h.versHigh()));
                 }
@@ -113,7 +113,7 @@ final class Unmarshal {
             return false;
         }
         stats.repliesReceived.increment();
-        OutgoingCall c = requester.matched(h.rpcXid(), h.credit());
+        CallRequest c = requester.matched(h.rpcXid(), h.credit());
         if (c == null) {
             return false; // counted as unmatched; dropped (RFC 8167 §2.4.1)
         }
@@ -154,7 +154,7 @@ final class Unmarshal {
         return true;
     }
 
-    private void malformedReply(OutgoingCall c, String why) {
+    private void malformedReply(CallRequest c, String why) {
         stats.malformedReplies.increment();
         c.fail(new MalformedReplyException(conn + ": reply to call 0x" + Integer.toHexString(c.xid) + ": " + why,
                 null));
@@ -167,7 +167,7 @@ final class Unmarshal {
      */
     private void replyThroughChunk(RpcRdmaHeader h) {
         stats.repliesReceived.increment();
-        OutgoingCall c = requester.matched(h.xid(), h.credit());
+        CallRequest c = requester.matched(h.xid(), h.credit());
         if (c == null) {
             return;
         }
@@ -208,7 +208,7 @@ final class Unmarshal {
      * The DDP result could not be copied into the caller's receptacle, or memory the call
      * exposed in place was freed under it: the call fails, it does not hang.
      */
-    private void receptacleGone(OutgoingCall c, RuntimeException e) {
+    private void receptacleGone(CallRequest c, RuntimeException e) {
         c.fail(new RpcRdmaException(conn + ": reply to call 0x" + Integer.toHexString(c.xid)
                 + ": the caller's memory is gone (its DDP result could not be copied into the receptacle, or memory"
                 + " exposed in place was freed while the call was out): " + e, e));
@@ -230,7 +230,7 @@ final class Unmarshal {
             boolean reply = type == RpcRdma.RPC_REPLY
                     || type == MessageDirection.UNKNOWN && conn.isClient() && requester.isOutstanding(e.xid());
             if (reply) {
-                OutgoingCall c = requester.malformed(e.xid());
+                CallRequest c = requester.malformed(e.xid());
                 if (c != null) {
                     stats.malformedReplies.increment();
                     c.fail(new MalformedReplyException(conn + ": malformed reply to call 0x"

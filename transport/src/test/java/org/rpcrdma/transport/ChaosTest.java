@@ -54,7 +54,7 @@ class ChaosTest {
         }
 
         /** Runs on whatever thread saw the loss, holding no transport lock. */
-        void adopt(LoopbackPair lost, List<OutgoingCall> orphans) {
+        void adopt(LoopbackPair lost, List<CallRequest> orphans) {
             LoopbackPair next;
             synchronized (lock) {
                 if (current == lost) {
@@ -63,7 +63,7 @@ class ChaosTest {
                 }
                 next = current;
             }
-            orphans.forEach(next.client::resubmit);
+            orphans.forEach(next.client::submit);
         }
     }
 

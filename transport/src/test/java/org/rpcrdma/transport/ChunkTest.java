@@ -529,7 +529,7 @@ class ChunkTest {
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), held::add)) {
             MemorySegment receptacle = MemorySegment.ofArray(new byte[64]);
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xc2, 1, new byte[0]), null, receptacle, 0);
-            RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+            RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             RpcRdmaHeader h = header(0xc2, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
             h.writeList().addSegment(offered.writeList().handle(0, 0), 65, offered.writeList().offset(0, 0));
@@ -551,7 +551,7 @@ class ChunkTest {
         List<IncomingCall> held = new ArrayList<>();
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), held::add)) {
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x90, 1, new byte[0]), 4096);
-            CallExposure x = ((OutgoingCall) f).exposure();
+            CallExposure x = ((CallFuture) f).request().exposure();
             RpcRdmaHeader offered = x.header();
             RpcRdmaHeader h = header(0x90, RpcRdma.RDMA_NOMSG).hasReplyChunk(true);
             h.replyChunk().add(offered.replyChunk().handle(0), offered.replyChunk().length(0) + 1,
@@ -563,7 +563,7 @@ class ChunkTest {
             assertEquals(0, p.exposedCount(), "the call's rkeys were withdrawn");
             // a different handle is refused too
             f = p.client().call(callMsg(0x91, 1, new byte[0]), 4096);
-            offered = ((OutgoingCall) f).exposure().header();
+            offered = ((CallFuture) f).request().exposure().header();
             h = header(0x91, RpcRdma.RDMA_NOMSG).hasReplyChunk(true);
             h.replyChunk().add(offered.replyChunk().handle(0) + 1, 24, offered.replyChunk().offset(0));
             RawAccess.send(p.server(), raw(h, null));
@@ -576,7 +576,7 @@ class ChunkTest {
     void aLateRdmaWriteWithACompletedCallsRkeyFails() {
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), echo())) {
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xa0, 1, new byte[4]), 4096);
-            RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+            RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             f.join().release();
             ChunkBuffer b = RawAccess.link(p.server()).allocateChunk(8);
             RawAccess.link(p.server()).postWrite(0, b, 0, 8, offered.replyChunk().handle(0), offered.replyChunk().offset(0));

@@ -474,14 +474,14 @@ class CoreDefectsTest {
                 List<String> roundProblems = Collections.synchronizedList(new ArrayList<>());
                 RuntimeException taken = new RuntimeException("taken by the orphan sink");
                 p.client.orphanSink(os -> {
-                    for (OutgoingCall o : os) {
-                        int k = handed.merge(o, 1, Integer::sum);
+                    for (CallRequest o : os) {
+                        int k = handed.merge(o.future(), 1, Integer::sum);
                         if (k > 1) {
                             roundProblems.add("call 0x" + Integer.toHexString(o.xid) + " handed over " + k + " times");
                         } else if (o.isDone()) {
                             roundProblems.add("call 0x" + Integer.toHexString(o.xid) + " handed over after completion");
                         }
-                        o.completeExceptionally(taken);
+                        o.fail(taken);
                     }
                 });
                 Thread clientThread = p.clientSide.exec.submit(Thread::currentThread).get(5, TimeUnit.SECONDS);
@@ -534,14 +534,14 @@ class CoreDefectsTest {
                     List<String> roundProblems = Collections.synchronizedList(new ArrayList<>());
                     RuntimeException taken = new RuntimeException("taken by the orphan sink");
                     p.client.orphanSink(os -> {
-                        for (OutgoingCall o : os) {
-                            int k = handed.merge(o, 1, Integer::sum);
+                        for (CallRequest o : os) {
+                            int k = handed.merge(o.future(), 1, Integer::sum);
                             if (k > 1) {
                                 roundProblems.add("call 0x" + Integer.toHexString(o.xid) + " handed over " + k + " times");
                             } else if (o.isDone()) {
                                 roundProblems.add("call 0x" + Integer.toHexString(o.xid) + " handed over after completion");
                             }
-                            o.completeExceptionally(taken);
+                            o.fail(taken);
                         }
                     });
                     List<CompletableFuture<ReceivedMessage>> fs = new CopyOnWriteArrayList<>();

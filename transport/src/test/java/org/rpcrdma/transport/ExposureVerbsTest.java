@@ -143,7 +143,7 @@ class ExposureVerbsTest {
             }
         });
         CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(5, 1, new byte[3000]), 0);
-        RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+        RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         int rkey = offered.readList().segments().handle(0);
         long addr = offered.readList().segments().offset(0);
         IncomingCall call = held.poll(30, TimeUnit.SECONDS);
@@ -350,7 +350,7 @@ class ExposureVerbsTest {
         }
         CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(3, 1, new byte[3000]),
                 replyChunk ? 4096 : 0);
-        RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+        RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         int rkey = write ? offered.replyChunk().handle(0) : offered.readList().segments().handle(0);
         long addr = write ? offered.replyChunk().offset(0) : offered.readList().segments().offset(0);
         f.get(30, TimeUnit.SECONDS).release();

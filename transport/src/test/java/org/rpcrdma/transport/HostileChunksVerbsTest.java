@@ -81,7 +81,7 @@ class HostileChunksVerbsTest {
     void aResponderClaimingMoreThanTheReplyChunkOfferedFailsTheCallAndReadsNothing() throws Exception {
         start(opts(), call -> { }); // never answers: the test answers by hand
         CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(0x90, 1, new byte[0]), 8192);
-        RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+        RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         RpcRdmaHeader h = new RpcRdmaHeader(1, 1, 1, 1).clear().xid(0x90).credit(8).proc(RpcRdma.RDMA_NOMSG)
                 .hasReplyChunk(true);
         h.replyChunk().add(offered.replyChunk().handle(0), offered.replyChunk().length(0) + 1,
@@ -95,7 +95,7 @@ class HostileChunksVerbsTest {
         MemorySegment receptacle = MemorySegment.ofArray(new byte[64]);
         CompletableFuture<ReceivedMessage> g = client.connection().call(callMsg(0x91, 1, new byte[0]), null,
                 receptacle, 0);
-        offered = ((OutgoingCall) g).exposure().header();
+        offered = ((CallFuture) g).request().exposure().header();
         h = new RpcRdmaHeader(1, 1, 1, 1).clear().xid(0x91).credit(8).proc(RpcRdma.RDMA_MSG);
         h.writeList().beginChunk();
         h.writeList().addSegment(offered.writeList().handle(0, 0), 65, offered.writeList().offset(0, 0));

@@ -38,6 +38,7 @@ final class RawAccess {
         SendQueue sends = (SendQueue) get(Connection.class, c, "sends");
         SendContextRing ring = (SendContextRing) get(SendQueue.class, sends, "ring");
         MemorySegment[] buffers = (MemorySegment[]) get(SendQueue.class, sends, "buffers");
+        LinkFailure failure = (LinkFailure) get(SendQueue.class, sends, "failure");
         Link link = link(c);
         synchronized (sends) {
             int slot = ring.tryAcquire();
@@ -54,10 +55,10 @@ final class RawAccess {
                             invalidateRkey);
                 }
             } catch (RuntimeException e) {
-                sends.noteFailure(e); // as a failed post of the send queue's own: the connection is lost
+                failure.force(e); // as a failed post of the send queue's own: the connection is lost
             }
         }
-        c.settle();
+        failure.settle();
     }
 
     /** The link below {@code c}. */

@@ -161,7 +161,7 @@ class ReceiveDefectsTest {
             // the offered write chunk (full lengths) without writing a byte, as deployed servers do
             MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(2, 1, new byte[0]), null, receptacle, 0);
-            WriteList offered = ((OutgoingCall) f).exposure().header().writeList();
+            WriteList offered = ((CallFuture) f).request().exposure().header().writeList();
             RpcRdmaHeader h = header(2, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
             h.writeList().addSegment(offered.handle(0, 0), offered.length(0, 0), offered.offset(0, 0));
@@ -181,7 +181,7 @@ class ReceiveDefectsTest {
         try (InMemoryPair p = InMemoryPair.open(RAW_NO_R, held::add)) {
             MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(3, 1, new byte[0]), null, receptacle, 0);
-            WriteList offered = ((OutgoingCall) f).exposure().header().writeList();
+            WriteList offered = ((CallFuture) f).request().exposure().header().writeList();
             RpcRdmaHeader h = header(3, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
             h.writeList().addSegment(offered.handle(0, 0), offered.length(0, 0), offered.offset(0, 0));
@@ -202,7 +202,7 @@ class ReceiveDefectsTest {
         try (InMemoryPair p = InMemoryPair.open(RAW.withInlineThreshold(1024), held::add)) {
             MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(4, 1, new byte[0]), null, receptacle, 8192);
-            RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+            RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             // the responder writes a SYSTEM_ERR reply into the Reply chunk, then answers RDMA_NOMSG
             // returning the Reply chunk's length and the write chunk as it was offered
             MemorySegment r = reply(4, OncRpc.SYSTEM_ERR);

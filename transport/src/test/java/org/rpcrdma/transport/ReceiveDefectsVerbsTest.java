@@ -134,7 +134,7 @@ class ReceiveDefectsVerbsTest {
         assertTrue(waitFor(() -> held.size() == 1, 30_000), "the server holds the call");
         IncomingCall call = held.poll();
         // the reply echoes the offered chunk, full length, nothing written (a failed NFS READ, as deployed servers answer it)
-        WriteList offered = ((OutgoingCall) f).exposure().header().writeList();
+        WriteList offered = ((CallFuture) f).request().exposure().header().writeList();
         RpcRdmaHeader rh = new RpcRdmaHeader(1, 1, 1, 1).clear().xid(2).credit(8).proc(RpcRdma.RDMA_MSG);
         rh.writeList().beginChunk();
         rh.writeList().addSegment(offered.handle(0, 0), offered.length(0, 0), offered.offset(0, 0));

@@ -54,7 +54,7 @@ class RegistrationCacheTest {
         byte[] data = pattern(20_001, xid);
         MemorySegment call = writeCallIn(mem, xid, data);
         CompletableFuture<ReceivedMessage> f = p.client().call(call, new DdpArgument(44, data.length), receptacle, 0);
-        RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+        RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         assertEquals(call.address() + 44, offered.readList().segments().offset(0), "the payload is read in place");
         assertEquals(receptacle.address(), offered.writeList().offset(0, 0), "the result is written in place");
         ReceivedMessage m = f.join();
@@ -222,7 +222,7 @@ class RegistrationCacheTest {
             MemorySegment call = writeCallIn(mem, 3, data);
             MemorySegment rec = a.allocate(SIZE);
             CompletableFuture<ReceivedMessage> f = p.client().call(call, new DdpArgument(44, data.length), rec, 0);
-            RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+            RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             assertNotEquals(rec.address(), offered.writeList().offset(0, 0), "chunk memory, not the caller's");
             f.join().release();
             assertArrayEquals(data, rec.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
@@ -302,7 +302,7 @@ class RegistrationCacheTest {
             byte[] data = pattern(20_001, 4);
             CompletableFuture<ReceivedMessage> f = p.client().call(writeCall(4, data), new DdpArgument(44,
                     data.length), rec, 0);
-            int rkey = ((OutgoingCall) f).exposure().header().writeList().handle(0, 0);
+            int rkey = ((CallFuture) f).request().exposure().header().writeList().handle(0, 0);
             f.join().release();
             assertEquals(1, p.client().stats().zeroCopyExposures.sum());
             ChunkBuffer junk = RawAccess.link(p.server()).allocateChunk(64);

@@ -54,7 +54,7 @@ class RegistrationCacheVerbsTest {
         call.copyFrom(msg);
         rec.fill((byte) 0x55);
         CompletableFuture<ReceivedMessage> f = c.call(call, new DdpArgument(44, data.length), rec, 0);
-        RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+        RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         assertEquals(call.address() + 44, offered.readList().segments().offset(0), "the payload is read in place");
         assertEquals(rec.address(), offered.writeList().offset(0, 0), "the result is written in place");
         ReceivedMessage m = f.get(60, TimeUnit.SECONDS);

@@ -368,7 +368,7 @@ class RequesterDefectsTest {
         ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
         try (InMemoryPair before = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(4096), held::add);
                 InMemoryPair after = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), echo())) {
-            before.client().orphanSink(orphans -> orphans.forEach(after.client()::resubmit));
+            before.client().orphanSink(orphans -> orphans.forEach(after.client()::submit));
             CompletableFuture<ReceivedMessage> first = before.client().call(callMsg(1, 1, new byte[4]));
             byte[] args = ChunkTest.pattern(2000, 9);
             // window 1 on a new connection: this call waits, fitting inline both ways at 4 KiB

@@ -70,7 +70,7 @@ class SeparateDdpArgumentTest {
             payload.copyFrom(MemorySegment.ofArray(data));
             CompletableFuture<ReceivedMessage> f = p.client().call(around(0x31, data.length),
                     DdpArgument.of(44, payload), null, 0);
-            RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+            RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             assertEquals(RpcRdma.RDMA_MSG, offered.proc());
             assertEquals(44, offered.readList().chunkPosition(0));
             assertEquals(payload.address(), offered.readList().segments().offset(0), "the caller's own memory");
@@ -108,7 +108,7 @@ class SeparateDdpArgumentTest {
             payload.copyFrom(MemorySegment.ofArray(data));
             CompletableFuture<ReceivedMessage> f = p.client().call(around(0x33, data.length),
                     DdpArgument.of(44, payload), null, 0);
-            RpcRdmaHeader sent = ((OutgoingCall) f).exposure().header();
+            RpcRdmaHeader sent = ((CallFuture) f).request().exposure().header();
             assertEquals(RpcRdma.RDMA_MSG, sent.proc());
             assertEquals(0, sent.readList().chunkCount(), "no chunk: it fits");
             f.join().release();
@@ -149,7 +149,7 @@ class SeparateDdpArgumentTest {
             MemorySegment.copy(tail, 0, ra, ValueLayout.JAVA_BYTE, 4, tail.length);
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x35, 2, restArgs),
                     DdpArgument.of(44, MemorySegment.ofArray(data)), null, 0);
-            assertEquals(RpcRdma.RDMA_NOMSG, ((OutgoingCall) f).exposure().header().proc());
+            assertEquals(RpcRdma.RDMA_NOMSG, ((CallFuture) f).request().exposure().header().proc());
             f.join().release();
             assertArrayEquals(callMsg(0x35, 2, fullArgs).toArray(ValueLayout.JAVA_BYTE), seen.get());
             assertEquals(1, p.client().stats().longCallsSent.sum());

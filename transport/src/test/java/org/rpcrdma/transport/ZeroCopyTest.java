@@ -49,7 +49,7 @@ class ZeroCopyTest {
             MemorySegment call = into(b, writeCall(0x10, data));
             CompletableFuture<ReceivedMessage> f = p.client().call(call, new DdpArgument(44, data.length),
                     MemorySegment.ofArray(new byte[16_384]), 0);
-            RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+            RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             assertEquals(call.address() + 44, offered.readList().segments().offset(0),
                     "the read chunk is the caller's own memory");
             ReceivedMessage m = f.join();
@@ -71,7 +71,7 @@ class ZeroCopyTest {
             receptacle.fill((byte) 0x55);
             CompletableFuture<ReceivedMessage> f = p.client().call(writeCall(0x11, data), new DdpArgument(44,
                     data.length), receptacle, 0);
-            RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+            RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             assertEquals(receptacle.address(), offered.writeList().offset(0, 0), "the write chunk is the receptacle");
             ReceivedMessage m = f.join();
             assertEquals(data.length, m.placedBytes());
@@ -97,7 +97,7 @@ class ZeroCopyTest {
             byte[] args = pattern(5000, 3);
             MemorySegment call = into(b, callMsg(0x12, 1, args));
             CompletableFuture<ReceivedMessage> f = p.client().call(call, 8192);
-            RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+            RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             assertEquals(call.address(), offered.readList().segments().offset(0));
             int rkey = offered.readList().segments().handle(0);
             assertArrayEquals(args, results(f.join()));

@@ -75,7 +75,7 @@ class ZeroCopyVerbsTest {
         receptacle.fill((byte) 0x55);
         Connection c = client.connection();
         CompletableFuture<ReceivedMessage> f = c.call(call, new DdpArgument(44, data.length), receptacle, 0);
-        RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+        RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         assertEquals(call.address() + 44, offered.readList().segments().offset(0), "the read chunk is the caller's");
         assertEquals(receptacle.address(), offered.writeList().offset(0, 0), "the write chunk is the receptacle");
         int readRkey = offered.readList().segments().handle(0);
@@ -137,7 +137,7 @@ class ZeroCopyVerbsTest {
         receptacle.fill((byte) 0);
         Xdr.putInt(call, 0, 0x202);
         CompletableFuture<ReceivedMessage> f = after.call(call, new DdpArgument(44, data.length), receptacle, 0);
-        RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
+        RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         ReceivedMessage m = f.get(60, TimeUnit.SECONDS);
         assertEquals(data.length, m.placedBytes());
         m.release();

@@ -1,0 +1,105 @@
+package org.rpcrdma.transport;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The future a caller holds for a future-shaped call: not the {@link CallRequest} itself,
+ * which the transport uses again once the call ended. Completing it is abandonment:
+ * cancelling it, letting {@code orTimeout} expire or completing it yourself tells the
+ * transport (a call still waiting is dropped, a sent one keeps its credit until its late
+ * reply, which is then released). The transport completes it only through the
+ * {@link Completion} methods, which bypass the overrides. It names the use of the request
+ * it belongs to (its generation), so acting on it after the call ended touches no later call.
+ */
+final class CallFuture extends CompletableFuture<ReceivedMessage> implements Completion {
+    private final CallRequest request;
+    private final int generation;
+    /**
+     * The thread that delivered the reply (callAndWait counts whether it was the caller's
+     * own): written before the future's completion and read after it was seen.
+     */
+    Thread deliveredBy;
+
+    private CallFuture(CallRequest request, int generation) {
+        this.request = request;
+        this.generation = generation;
+    }
+
+    /** Starts {@code r} (made a call already) as a future call; its future. */
+    static CallFuture startOn(CallRequest r) {
+        CallFuture f = new CallFuture(r, r.generation() + 1);
+        r.start(f);
+        return f;
+    }
+
+    /** The request while it is this call (tests read what it exposed). */
+    CallRequest request() {
+        return request;
+    }
+
+    // ---- the transport's side ----
+
+    @Override
+    public boolean inline(CallRequest r, Connection conn, int slot, MemorySegment view) {
+        return message(r, new ReceivedMessage(view, conn, slot, -1));
+    }
+
+    @Override
+    public boolean message(CallRequest r, ReceivedMessage reply) {
+        deliveredBy = Thread.currentThread();
+        boolean done = super.complete(reply);
+        if (done && r.exposure() == null) {
+            r.recycle(); // a chunked call's request stays with its future (what it offered can be read)
+        }
+        return done;
+    }
+
+    @Override
+    public void failed(CallRequest r, Throwable t) {
+        super.completeExceptionally(t);
+        if (r.exposure() == null) {
+            r.recycle();
+        }
+    }
+
+    @Override
+    public void abandoned(CallRequest r, Throwable cause) {
+        super.completeExceptionally(cause);
+    }
+
+    // ---- completed by someone other than the transport: the call is abandoned ----
+
+    @Override
+    public boolean complete(ReceivedMessage value) {
+        boolean done = super.complete(value);
+        if (done) {
+            request.abandonedByCaller(generation, "completed by caller");
+        }
+        return done;
+    }
+
+    @Override
+    public boolean completeExceptionally(Throwable ex) {
+        boolean done = super.completeExceptionally(ex);
+        if (done) {
+            request.abandonedByCaller(generation, ex instanceof CallTimeoutException ? "timeout"
+                    : ex.getClass().getSimpleName());
+        }
+        return done;
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        boolean done = super.cancel(mayInterruptIfRunning);
+        if (done) {
+            request.abandonedByCaller(generation, "cancelled");
+        }
+        return done;
+    }
+
+    @Override
+    public String toString() {
+        return "call " + super.toString();
+    }
+}
