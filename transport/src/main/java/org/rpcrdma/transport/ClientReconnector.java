@@ -79,15 +79,12 @@ final class ClientReconnector {
 
     /**
      * A forward call on the current connection, or, while the client is reconnecting (or
-     * its connection is lost and reconnecting is allowed), parked for the next one.
+     * its connection is lost and reconnecting is allowed), parked for the next one; its
+     * arguments checked first, whichever it is.
      */
-    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit, boolean retry,
-            int maxReplyBytes) {
-        if (maxReplyBytes < 0 || maxReplyBytes > options.maxChunkBytes()) {
-            throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " is not in [0, "
-                    + options.maxChunkBytes() + "] (maxChunkBytes)");
-        }
-        long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
+    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions o) {
+        CallArguments.check(rpcCall, o, options.maxChunkBytes());
+        long timeoutNanos = o.timeoutNanos(options.callTimeoutMillis());
         ClientAttachment a;
         synchronized (lock) {
             if (closed) {
@@ -95,8 +92,10 @@ final class ClientReconnector {
             }
             a = current;
             if ((reconnecting || !a.connection.isOpen()) && options.reconnectAttempts() > 0) {
-                OutgoingCall c = Connection.parked(rpcCall, retry, server.toString(), timeoutNanos);
-                c.maxReplyBytes(maxReplyBytes); // whether it needs a Reply chunk is decided where it is sent
+                OutgoingCall c = Connection.parked(rpcCall, o.retry(), server.toString(), timeoutNanos);
+                // whether it needs chunks is decided on the connection it is sent on
+                c.maxReplyBytes(o.maxReplyBytes());
+                c.ddp(o.ddpArgument(), o.receptacle());
                 if (!c.isDone()) {
                     waiting.add(c);
                     startReconnect();
@@ -104,7 +103,15 @@ final class ClientReconnector {
                 return c;
             }
         }
-        return a.connection.call(rpcCall, timeoutNanos, retry, maxReplyBytes);
+        return a.connection.call(rpcCall, o, timeoutNanos);
+    }
+
+    /** The connection a call can go on now (open, not reconnecting, not closed), else null: the call would be parked. */
+    Connection openConnection() {
+        synchronized (lock) {
+            ClientAttachment a = current;
+            return !closed && !reconnecting && a.connection.isOpen() ? a.connection : null;
+        }
     }
 
     /** From a lost connection: the calls it could not complete (maybe none). */

@@ -5,7 +5,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
@@ -205,7 +204,7 @@ final class ReusableCall extends OutgoingCall {
      * reads it on this thread and releases its buffer.
      */
     <T> T await(org.rpcrdma.transport.core.Link link, ReplyReader<T> reader, long timeoutNanos, long timeoutMillis,
-            String where, RpcRdmaStats stats) throws InterruptedException, TimeoutException {
+            String where, RpcRdmaStats stats) throws InterruptedException {
         // The clock is read only for a call not answered yet (an in-memory pair answers
         // inside submit; under TCG a clock read costs ~1 µs), and the timeout counts from here.
         long deadline = isDone() ? 0 : System.nanoTime() + CallTimer.waitNanos(timeoutNanos);
@@ -232,9 +231,9 @@ final class ReusableCall extends OutgoingCall {
                     }
                     Thread.currentThread().interrupt(); // it ended meanwhile: keep the flag, take the outcome
                 } else if (!isDone()) {
-                    if (abandon(new CallTimeoutException(where, xid, timeoutMillis))) {
-                        throw new TimeoutException(where + ": call 0x" + Integer.toHexString(xid)
-                                + " got no reply within " + timeoutMillis + " ms (abandoned)");
+                    CallTimeoutException timedOut = new CallTimeoutException(where, xid, timeoutMillis);
+                    if (abandon(timedOut)) {
+                        throw timedOut;
                     }
                 }
                 if (isDone()) {
