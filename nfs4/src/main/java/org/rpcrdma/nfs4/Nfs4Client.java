@@ -17,10 +17,8 @@ import java.util.concurrent.TimeUnit;
 import org.rpcrdma.oncrpc.OncRpcClient;
 import org.rpcrdma.oncrpc.RpcDispatcher;
 import org.rpcrdma.oncrpc.RpcReplyException;
-import org.rpcrdma.oncrpc.RpcTransport;
-import java.util.function.Supplier;
 import org.rpcrdma.transport.BackchannelNotEnabledException;
-import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.BidirectionalCaller;
 import org.rpcrdma.transport.ChunksUnavailableException;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.RdmaErrorException;
@@ -58,8 +56,7 @@ public final class Nfs4Client implements AutoCloseable {
     /** A CB_RECALL we answered: its RPC XID, the delegation, and the DELEGRETURN it led to. */
     public record Recall(int xid, Stateid stateid, byte[] fh, CompletableFuture<Void> returned) {}
 
-    private final Supplier<Connection> connection;
-    private final java.util.function.Consumer<CallHandler> serveBackward;
+    private final BidirectionalCaller caller;
     private final BackChannelBinder binder;
     private final AutoCloseable owned;
     private final OncRpcClient nfs;
@@ -78,13 +75,11 @@ public final class Nfs4Client implements AutoCloseable {
     private SlotTable slots;
     private volatile int lastSequenceFlags;
 
-    private Nfs4Client(RpcTransport transport, Supplier<Connection> connection,
-            java.util.function.Consumer<CallHandler> serveBackward, AutoCloseable owned, AuthSys cred) {
-        this.connection = connection;
-        this.serveBackward = serveBackward;
-        this.binder = new BackChannelBinder(connection, this::bind);
+    private Nfs4Client(BidirectionalCaller caller, AutoCloseable owned, AuthSys cred) {
+        this.caller = caller;
+        this.binder = new BackChannelBinder(caller::connection, this::bind);
         this.owned = owned;
-        this.nfs = new OncRpcClient(transport, Nfs4.PROGRAM, Nfs4.VERSION).withAuthSys(cred);
+        this.nfs = new OncRpcClient(caller, Nfs4.PROGRAM, Nfs4.VERSION).withAuthSys(cred);
         byte[] id = new byte[8];
         new SecureRandom().nextBytes(id);
         this.owner = ("panama-rpcrdma-" + HexFormat.of().formatHex(id)).getBytes(StandardCharsets.UTF_8);
@@ -101,20 +96,26 @@ public final class Nfs4Client implements AutoCloseable {
             throw new IllegalArgumentException("NFSv4.1 callbacks need backward credits (withBackwardCredits)");
         }
         RpcRdmaClient rdma = RpcRdmaClient.connect(server, options);
-        Nfs4Client c = establish(new Nfs4Client(RpcTransport.of(rdma), rdma::connection, rdma::serveBackwardCalls, rdma,
-                cred), options.backwardCredits(), cred);
-        // a new connection serves our callbacks at once (the transport re-serves them), but
-        // the server sends them only on a connection bound to the session's back channel
-        rdma.onReconnect(conn -> c.binder.reconnected(conn));
-        return c;
+        return open(rdma, options.backwardCredits(), cred, rdma);
     }
 
     /**
-     * A session over an open client {@link Connection} (an {@code InMemoryPair}'s, say),
-     * which the caller owns and closes; {@code backwardCredits} as the connection was opened with.
+     * A session over a client that is already connected (an {@code RpcRdmaClient}, which the
+     * session follows across reconnects, or an {@code InMemoryPair}'s client {@link Connection}),
+     * which the caller owns and closes; {@code backwardCredits} as it was opened with.
      */
-    public static Nfs4Client open(Connection c, int backwardCredits, AuthSys cred) throws InterruptedException {
-        return establish(new Nfs4Client(RpcTransport.of(c), () -> c, c::serveBackwardCalls, null, cred), backwardCredits, cred);
+    public static Nfs4Client open(BidirectionalCaller caller, int backwardCredits, AuthSys cred)
+            throws InterruptedException {
+        return open(caller, backwardCredits, cred, null);
+    }
+
+    private static Nfs4Client open(BidirectionalCaller caller, int backwardCredits, AuthSys cred, AutoCloseable owned)
+            throws InterruptedException {
+        Nfs4Client c = establish(new Nfs4Client(caller, owned, cred), backwardCredits, cred);
+        // a new connection serves our callbacks at once (the transport re-serves them), but
+        // the server sends them only on a connection bound to the session's back channel
+        caller.onReconnect(conn -> c.binder.reconnected(conn));
+        return c;
     }
 
     private static Nfs4Client establish(Nfs4Client c, int backwardCredits, AuthSys cred) throws InterruptedException {
@@ -132,7 +133,7 @@ public final class Nfs4Client implements AutoCloseable {
     private void establish(int backwardCredits, AuthSys cred) throws InterruptedException {
         RpcDispatcher d = new RpcDispatcher();
         callbacks.register(d);
-        serveBackward.accept(d); // RFC 8167 §6: ready before CREATE_SESSION names this connection
+        caller.serveBackwardCalls(d); // RFC 8167 §6: ready before CREATE_SESSION names this connection
         nfs.nullCall();
         LOG.log(Level.DEBUG, "NULL answered; EXCHANGE_ID");
         byte[] verifier = new byte[Nfs4.NFS4_VERIFIER_SIZE];
@@ -145,7 +146,7 @@ public final class Nfs4Client implements AutoCloseable {
                 FORE_SLOTS, -1);
         // RFC 8167 §5.3: callbacks and their replies go inline (RDMA_MSG, no chunks), so what
         // fits is the inline threshold of each direction less the transport header
-        Connection conn = connection.get();
+        Connection conn = caller.connection();
         ChannelAttrs back = new ChannelAttrs(0, conn.receiveInlineThreshold() - RpcRdma.INLINE_MSG_HEADER_BYTES,
                 conn.sendInlineThreshold() - RpcRdma.INLINE_MSG_HEADER_BYTES, 0, 8, backwardCredits, -1);
         var cs = SessionOps.createSession(clientId, x.sequenceId(), Nfs4.CREATE_SESSION4_FLAG_CONN_BACK_CHAN, fore,
@@ -156,7 +157,7 @@ public final class Nfs4Client implements AutoCloseable {
                     "the server did not bind the back channel to this connection");
         }
         sessionId = session.sessionId();
-        binder.bound(connection.get());
+        binder.bound(caller.connection());
         callbacks.session(sessionId, Math.max(1, session.back().maxRequests()));
         slots = new SlotTable(Math.max(1, Math.min(FORE_SLOTS, session.fore().maxRequests())));
         compound(Compound.of(SessionOps.reclaimComplete(false))).check();
@@ -330,7 +331,7 @@ public final class Nfs4Client implements AutoCloseable {
 
     /** The connection (after a reconnect of the endpoint, the current one). */
     public Connection connection() {
-        return connection.get();
+        return caller.connection();
     }
 
     public byte[] sessionId() {

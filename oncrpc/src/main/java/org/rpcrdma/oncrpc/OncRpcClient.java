@@ -8,9 +8,11 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.DdpArgument;
 import org.rpcrdma.transport.MalformedReplyException;
 import org.rpcrdma.transport.ReceivedMessage;
+import org.rpcrdma.transport.RpcCaller;
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.wire.AuthSys;
 import org.rpcrdma.transport.wire.OncRpc;
@@ -22,11 +24,14 @@ import org.rpcrdma.transport.wire.XdrException;
 import org.rpcrdma.transport.wire.XdrReader;
 
 /**
- * Typed ONC RPC calls (RFC 5531) to one program version through an {@link RpcTransport}:
- * forward calls from a client, or backward calls from a server (RFC 8167).
+ * Typed ONC RPC calls (RFC 5531) to one program version through an {@link RpcCaller}:
+ * forward calls from a client ({@code RpcRdmaClient}, which follows reconnects, or a
+ * {@code Connection}), or backward calls from a server (RFC 8167: a {@code Backchannel}, which
+ * waits for a client that lost its connection to return, or the {@code Connection} a call
+ * arrived on).
  *
  * <pre>{@code
- * OncRpcClient nfs = new OncRpcClient(RpcTransport.of(rdmaClient), 100003, 4);
+ * OncRpcClient nfs = new OncRpcClient(rdmaClient, 100003, 4);
  * nfs.nullCall();
  * R r = nfs.call(MY_PROC, args);                        // blocking
  * CompletableFuture<R> f = nfs.callAsync(MY_PROC, args); // or not
@@ -42,7 +47,7 @@ import org.rpcrdma.transport.wire.XdrReader;
 public final class OncRpcClient {
     private static final AtomicInteger NEXT_XID = new AtomicInteger(new SecureRandom().nextInt());
 
-    private final RpcTransport transport;
+    private final RpcCaller transport;
     private final int program;
     private final int version;
     private final OpaqueAuth credential;
@@ -50,11 +55,11 @@ public final class OncRpcClient {
     private final int maxReplyBytes;
 
     /** Calls {@code program} version {@code version} through {@code transport} with AUTH_NONE. */
-    public OncRpcClient(RpcTransport transport, int program, int version) {
+    public OncRpcClient(RpcCaller transport, int program, int version) {
         this(transport, program, version, OpaqueAuth.NONE, DEFAULT_MAX_REPLY_BYTES);
     }
 
-    private OncRpcClient(RpcTransport transport, int program, int version, OpaqueAuth credential, int maxReplyBytes) {
+    private OncRpcClient(RpcCaller transport, int program, int version, OpaqueAuth credential, int maxReplyBytes) {
         this.transport = java.util.Objects.requireNonNull(transport, "transport");
         this.program = program;
         this.version = version;
@@ -74,7 +79,7 @@ public final class OncRpcClient {
 
     /**
      * The same program, its calls allowing replies of up to {@code n} bytes (default
-     * {@link #DEFAULT_MAX_REPLY_BYTES}; at most the transport's {@link RpcTransport#maxReplyBytes()},
+     * {@link #DEFAULT_MAX_REPLY_BYTES}; at most the transport's {@link RpcCaller#maxReplyBytes()},
      * {@code maxChunkBytes} on RDMA, beyond which it is clamped). A call offers a Reply
      * chunk that large when it exceeds the receive inline threshold (RFC 8166 §3.5.4); a
      * result codec with a smaller {@link XdrCodec#maxEncodedSize() bound} sizes it from
@@ -92,6 +97,8 @@ public final class OncRpcClient {
      * offering a Reply chunk that large fit the default 4 MiB of chunk memory.
      */
     public static final int DEFAULT_MAX_REPLY_BYTES = 128 << 10;
+    /** {@code timeoutNanos} for the transport's default ({@code RpcRdmaOptions.callTimeoutMillis}). */
+    private static final long DEFAULT_TIMEOUT = -1;
     /**
      * A reply's header before its results (RFC 5531 §9): XID, REPLY, MSG_ACCEPTED, the
      * verifier (flavor, length, up to MAX_AUTH_BYTES = 400 of body), SUCCESS.
@@ -112,7 +119,7 @@ public final class OncRpcClient {
      * {@link #withMaxReplyBytes} says.
      */
     public <A, R> CompletableFuture<R> callAsync(RpcProcedure<A, R> proc, A args) {
-        return send(proc, args, null, -1, RpcTransport.DEFAULT_TIMEOUT);
+        return send(proc, args, null, -1, DEFAULT_TIMEOUT);
     }
 
     /** Calls {@code proc} with its own timeout ({@code 0}: none); then {@code CallTimeoutException}. */
@@ -167,7 +174,7 @@ public final class OncRpcClient {
      * {@link #callAsync(RpcProcedure, Object)}.
      */
     public <A, R> CompletableFuture<R> callAsync(RpcProcedure<A, R> proc, A args, MemorySegment receptacle) {
-        return send(proc, args, receptacle, -1, RpcTransport.DEFAULT_TIMEOUT);
+        return send(proc, args, receptacle, -1, DEFAULT_TIMEOUT);
     }
 
     /** {@link #callAsync(RpcProcedure, Object, MemorySegment)} with its own timeout ({@code 0}: none). */
@@ -198,7 +205,7 @@ public final class OncRpcClient {
      */
     public <A, R> CompletableFuture<R> callAsync(RpcProcedure<A, R> proc, A args, MemorySegment receptacle,
             int maxReplyBytes) {
-        return send(proc, args, receptacle, checkMaxReply(maxReplyBytes), RpcTransport.DEFAULT_TIMEOUT);
+        return send(proc, args, receptacle, checkMaxReply(maxReplyBytes), DEFAULT_TIMEOUT);
     }
 
     /** {@link #callAsync(RpcProcedure, Object, MemorySegment, int)} with its own timeout ({@code 0}: none). */
@@ -241,8 +248,13 @@ public final class OncRpcClient {
                 throw new IllegalArgumentException(at.length + " DDP-eligible items in one call; the transport places one");
             }
             DdpArgument payload = at.length == 1 ? DdpArgument.of(at[0], call.leftOut()[0]) : null;
+            CallOptions o = CallOptions.DEFAULT.withDdpArgument(payload).withReceptacle(receptacle)
+                    .withMaxReplyBytes(allowed);
+            if (timeoutNanos != DEFAULT_TIMEOUT) {
+                o = o.withTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+            }
             // a transport that refuses at once (BackchannelNotEnabledException) fails the future too
-            reply = transport.send(call.message(), payload, receptacle, allowed, timeoutNanos);
+            reply = transport.call(call.message(), o);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }

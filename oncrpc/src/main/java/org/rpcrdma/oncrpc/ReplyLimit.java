@@ -18,7 +18,7 @@ final class ReplyLimit {
      *
      * @param allowed  the largest reply the call allowed (0: none beyond inline)
      * @param given    whether the caller passed it ({@code maxReplyBytes}) or the client derived it
-     * @param limit    the transport's largest ({@link RpcTransport#maxReplyBytes()})
+     * @param limit    the transport's largest ({@link org.rpcrdma.transport.RpcCaller#maxReplyBytes()})
      */
     static Throwable explain(Throwable failure, int allowed, boolean given, int limit) {
         Throwable c = failure instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : failure;

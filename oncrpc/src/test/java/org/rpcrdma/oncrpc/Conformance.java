@@ -62,7 +62,7 @@ final class Conformance {
     }
 
     /** The client table: {@code transport} must reach {@link ClientConformance#cannedServer()}. */
-    static Stream<DynamicTest> client(RpcTransport transport) {
+    static Stream<DynamicTest> client(org.rpcrdma.transport.RpcCaller transport) {
         OncRpcClient rpc = new OncRpcClient(transport, ClientConformance.PROG, 1);
         return java.util.stream.IntStream.range(0, ClientConformance.CASES.size()).mapToObj(i -> {
             ClientConformance.Case c = ClientConformance.CASES.get(i);

@@ -38,7 +38,7 @@ class ConformanceTest {
     @TestFactory
     Stream<DynamicTest> client() {
         pair = InMemoryPair.open(RpcRdmaOptions.defaults(), ClientConformance.cannedServer());
-        return Conformance.client(RpcTransport.of(pair.client()));
+        return Conformance.client(pair.client());
     }
 
     @Test

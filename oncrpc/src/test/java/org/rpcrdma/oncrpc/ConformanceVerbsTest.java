@@ -64,7 +64,7 @@ class ConformanceVerbsTest {
         RpcDispatcher d = TestProgram.dispatcher();
         d.program(TestProgram.PROG, 2).procedure(held, (x, call) -> holding.add(call));
         start(d);
-        OncRpcClient rpc = new OncRpcClient(RpcTransport.of(client), TestProgram.PROG, 2);
+        OncRpcClient rpc = new OncRpcClient(client, TestProgram.PROG, 2);
         rpc.nullCall(); // the server's grant: more than one call may be outstanding
         List<CompletableFuture<Integer>> pending = new ArrayList<>();
         for (int i = 0; i < 6; i++) {
@@ -83,6 +83,6 @@ class ConformanceVerbsTest {
     @TestFactory
     Stream<DynamicTest> client() throws Exception {
         start(ClientConformance.cannedServer());
-        return Conformance.client(RpcTransport.of(client));
+        return Conformance.client(client);
     }
 }

@@ -90,7 +90,7 @@ class DdpCallTest {
     @Test
     void aPayloadGoesAsAReadChunkAndTheResultLandsInTheReceptacle() throws Exception {
         try (InMemoryPair p = InMemoryPair.open(small(), echo(true, 0))) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
             byte[] data = pattern(10_001); // unaligned: 3 pad bytes neither sent nor placed
             MemorySegment receptacle = MemorySegment.ofArray(new byte[16_384]);
             Read r = c.call(proc(receptacle), new Write(9, MemorySegment.ofArray(data), 0x5a5a), receptacle, 0);
@@ -108,7 +108,7 @@ class DdpCallTest {
     @Test
     void aReceptacleTheServerLeavesUnusedGetsTheInlineData() throws Exception {
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), echo(false, 0))) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
             MemorySegment receptacle = MemorySegment.ofArray(new byte[64]);
             Read r = c.call(proc(receptacle), new Write(1, MemorySegment.ofArray(pattern(5)), 7), receptacle, 0);
             assertArrayEquals(pattern(5), r.data().toArray(ValueLayout.JAVA_BYTE));
@@ -120,7 +120,7 @@ class DdpCallTest {
     @Test
     void aLengthWordThatDisagreesWithThePlacedBytesIsAMalformedReply() {
         try (InMemoryPair p = InMemoryPair.open(small(), echo(true, 1))) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
             MemorySegment receptacle = MemorySegment.ofArray(new byte[4096]);
             ExecutionException e = assertThrows(ExecutionException.class, () -> c.callAsync(proc(receptacle),
                     new Write(1, MemorySegment.ofArray(pattern(2000)), 0), receptacle, 0).get());
@@ -131,7 +131,7 @@ class DdpCallTest {
     @Test
     void aLongReplyNeedsMaxReplyBytesForItsReplyChunk() throws Exception {
         try (InMemoryPair p = InMemoryPair.open(small(), echo(false, 0))) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
             byte[] data = pattern(5000);
             MemorySegment receptacle = MemorySegment.ofArray(new byte[8192]);
             Read r = c.call(proc(receptacle), new Write(1, MemorySegment.ofArray(data), 3), receptacle, 8192);
@@ -155,7 +155,7 @@ class DdpCallTest {
         CallHandler onAnotherThread = call -> replier.execute(() -> echo(true, 0).handle(call));
         try (InMemoryPair p = InMemoryPair.open(small(), onAnotherThread);
                 java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
             MemorySegment receptacle = arena.allocate(16_384);
             var f = c.callAsync(proc(receptacle), new Write(9, MemorySegment.ofArray(pattern(5000)), 1), receptacle, 0);
             ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, java.util.concurrent.TimeUnit.SECONDS));
@@ -180,7 +180,7 @@ class DdpCallTest {
         java.util.concurrent.CompletableFuture<org.rpcrdma.transport.IncomingCall> held =
                 new java.util.concurrent.CompletableFuture<>();
         try (InMemoryPair p = InMemoryPair.open(small(), held::complete)) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
             MemorySegment receptacle = arena.allocate(16_384);
             var f = c.callAsync(proc(receptacle), new Write(9, MemorySegment.ofArray(pattern(5000)), 1), receptacle, 0);
@@ -199,30 +199,14 @@ class DdpCallTest {
             Codecs.payload(MAX).encode(w, a.data());
             Codecs.payload(MAX).encode(w, a.data());
         }, r -> null), Codecs.VOID);
-        OncRpcClient c = new OncRpcClient((m, t) -> {
-            throw new AssertionError("sent");
-        }, PROG, 1);
-        ExecutionException e = assertThrows(ExecutionException.class,
-                () -> c.callAsync(two, new Write(0, MemorySegment.ofArray(new byte[4]), 0), null, 0).get());
-        assertInstanceOf(IllegalArgumentException.class, e.getCause());
-    }
-
-    @Test
-    void aTransportWithoutChunksRefusesThemAndSendsPlainCalls() throws Exception {
-        int[] sent = {0};
-        RpcTransport plain = (m, t) -> {
-            sent[0]++;
-            return java.util.concurrent.CompletableFuture.failedFuture(new IllegalStateException("no server"));
-        };
-        OncRpcClient c = new OncRpcClient(plain, PROG, 1);
-        MemorySegment receptacle = MemorySegment.ofArray(new byte[8]);
-        ExecutionException e = assertThrows(ExecutionException.class, () -> c.callAsync(proc(receptacle),
-                new Write(0, MemorySegment.ofArray(new byte[4]), 0), receptacle, 0).get());
-        assertInstanceOf(UnsupportedOperationException.class, e.getCause());
-        assertEquals(0, sent[0]);
-        // no DDP asked for: the plain path
-        RpcProcedure<Integer, Void> p = new RpcProcedure<>(3, Codecs.INT, Codecs.VOID);
-        assertThrows(ExecutionException.class, () -> c.callAsync(p, 1, null, 0).get());
-        assertEquals(1, sent[0]);
+        int[] reached = {0};
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), call -> reached[0]++)) {
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> c.callAsync(two, new Write(0, MemorySegment.ofArray(new byte[4]), 0), null, 0).get());
+            assertInstanceOf(IllegalArgumentException.class, e.getCause());
+            assertEquals(0, p.client().outstandingCalls());
+            assertEquals(0, reached[0], "nothing sent");
+        }
     }
 }

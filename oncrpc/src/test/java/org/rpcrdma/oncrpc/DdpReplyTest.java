@@ -76,7 +76,7 @@ class DdpReplyTest {
     @Test
     void aWriteChunkAndNoReplyChunkGetsTheResultPlaced() throws Exception {
         try (InMemoryPair p = InMemoryPair.open(small(), server())) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
             MemorySegment receptacle = MemorySegment.ofArray(new byte[16_384]);
             // 10001 bytes, far over the 1 KiB threshold; no Reply chunk offered (maxReplyBytes 0)
             Read r = c.call(new RpcProcedure<>(1, Codecs.INT, readResult(receptacle)), 10_001, receptacle, 0);
@@ -99,7 +99,7 @@ class DdpReplyTest {
     @Test
     void tooFewWriteChunksTheRestInlineThroughTheReplyChunk() throws Exception {
         try (InMemoryPair p = InMemoryPair.open(small(), server())) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
             MemorySegment receptacle = MemorySegment.ofArray(new byte[8192]);
             // two results of 3000 and 3001 bytes, one write chunk, a Reply chunk of 8 KiB
             Reads r = c.call(new RpcProcedure<>(2, Codecs.INT, readsResult(receptacle)), 3000, receptacle, 8192);

@@ -8,6 +8,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.rpcrdma.transport.InMemoryPair;
+import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.wire.StreamReduction;
 
 /**
@@ -32,10 +34,10 @@ class DdpSeamTest {
         for (int i = 0; i < data.length; i++) {
             data[i] = (byte) i;
         }
-        OncRpcClient c = new OncRpcClient((m, t) -> {
-            throw new AssertionError("not sent");
-        }, 100003, 4);
-        MessageEncoder.Encoded e = c.encodeCall(0x1234, WRITE, new Write(9, MemorySegment.ofArray(data)));
+        MessageEncoder.Encoded e;
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), call -> { })) {
+            e = new OncRpcClient(p.client(), 100003, 4).encodeCall(0x1234, WRITE, new Write(9, MemorySegment.ofArray(data)));
+        }
         int header = 40; // xid .. verifier, AUTH_NONE (RFC 5531 §9)
         long at = header + 4 + 4; // after the handle and the opaque's length word
         assertArrayEquals(new long[] {at}, e.ddpOffsets());

@@ -29,7 +29,7 @@ class LargeResultTest {
     @BeforeEach
     void open() {
         pair = InMemoryPair.open(RpcRdmaOptions.defaults(), TestProgram.dispatcher());
-        client = new OncRpcClient(RpcTransport.of(pair.client()), TestProgram.PROG, TestProgram.V2);
+        client = new OncRpcClient(pair.client(), TestProgram.PROG, TestProgram.V2);
     }
 
     @AfterEach
@@ -104,7 +104,7 @@ class LargeResultTest {
     @Test
     void maxReplyBytesFormHasATimeout() throws Exception {
         try (InMemoryPair silent = InMemoryPair.open(RpcRdmaOptions.defaults(), call -> { })) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(silent.client()), TestProgram.PROG, TestProgram.V2);
+            OncRpcClient c = new OncRpcClient(silent.client(), TestProgram.PROG, TestProgram.V2);
             MemorySegment receptacle = MemorySegment.ofArray(new byte[100]);
             long t0 = System.nanoTime();
             assertThrows(CallTimeoutException.class,

@@ -22,7 +22,7 @@ class LargeResultVerbsTest {
         try {
             server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), VerbsEnv.OPTS, TestProgram.dispatcher(), null);
             client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), VerbsEnv.OPTS);
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(client), TestProgram.PROG, TestProgram.V2);
+            OncRpcClient c = new OncRpcClient(client, TestProgram.PROG, TestProgram.V2);
             byte[] data = LargeResultTest.pattern(60_000);
             assertArrayEquals(data, c.call(TestProgram.ECHO_OPAQUE, data, 30, TimeUnit.SECONDS));
             assertEquals(1, client.connection().stats().repliesThroughReplyChunk.sum());

@@ -77,7 +77,7 @@ class OncRpcLayerTest {
     }
 
     private OncRpcClient forward(int vers) {
-        return new OncRpcClient(RpcTransport.of(pair.client()), PROG, vers);
+        return new OncRpcClient(pair.client(), PROG, vers);
     }
 
     @Test
@@ -98,7 +98,7 @@ class OncRpcLayerTest {
     void everyReplyErrorIsItsOwnException() throws Exception {
         pair = InMemoryPair.open(OPTS, dispatcher());
         assertThrows(RpcReplyException.ProgUnavail.class,
-                () -> new OncRpcClient(RpcTransport.of(pair.client()), PROG + 1, 1).nullCall());
+                () -> new OncRpcClient(pair.client(), PROG + 1, 1).nullCall());
         RpcReplyException.ProgMismatch m = assertThrows(RpcReplyException.ProgMismatch.class, () -> forward(4).nullCall());
         assertEquals(2, m.low());
         assertEquals(5, m.high());
@@ -175,16 +175,16 @@ class OncRpcLayerTest {
             call.reply(30);
         });
         pair.client().enableBackchannel(onClient).get(5, TimeUnit.SECONDS);
-        OncRpcClient backward = new OncRpcClient(RpcTransport.of(pair.server()), PROG, 2);
+        OncRpcClient backward = new OncRpcClient(pair.server(), PROG, 2);
         backward.nullCall();
         assertEquals(Boolean.TRUE, backward.call(TestProgram.ECHO_BOOL, true));
         assertEquals(30, backward.call(where, null));
         assertSame(pair.client(), seenOn.get());
         RpcReplyException.ProgMismatch m = assertThrows(RpcReplyException.ProgMismatch.class,
-                () -> new OncRpcClient(RpcTransport.of(pair.server()), PROG, 9).nullCall());
+                () -> new OncRpcClient(pair.server(), PROG, 9).nullCall());
         assertEquals(5, m.high());
         assertThrows(RpcReplyException.ProgUnavail.class,
-                () -> new OncRpcClient(RpcTransport.of(pair.server()), PROG + 7, 1).nullCall());
+                () -> new OncRpcClient(pair.server(), PROG + 7, 1).nullCall());
     }
 
     @Test
@@ -193,7 +193,7 @@ class OncRpcLayerTest {
         RpcDispatcher server = TestProgram.dispatcher();
         server.program(PROG, 2).procedure(ask, (x, call) ->
                 // reply when the client has answered our backward call; no blocking here
-                new OncRpcClient(RpcTransport.of(call.connection()), PROG, 2)
+                new OncRpcClient(call.connection(), PROG, 2)
                         .callAsync(TestProgram.ECHO_OPTIONAL, java.util.Optional.of(x))
                         .whenComplete((o, err) -> {
                             if (err != null) {
@@ -230,7 +230,7 @@ class OncRpcLayerTest {
     @Test
     void aBackwardCallBeforeTheClientEnabledItFailsTheFuture() {
         pair = InMemoryPair.open(OPTS, TestProgram.dispatcher());
-        CompletableFuture<Boolean> f = new OncRpcClient(RpcTransport.of(pair.server()), PROG, 2)
+        CompletableFuture<Boolean> f = new OncRpcClient(pair.server(), PROG, 2)
                 .callAsync(TestProgram.ECHO_BOOL, true);
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
         assertInstanceOf(org.rpcrdma.transport.BackchannelNotEnabledException.class, e.getCause());

@@ -31,7 +31,7 @@ class PeerTest {
             call.reply(null);
         });
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), d)) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), 0x20000051, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), 0x20000051, 1);
             c.call(WHO, null);
             assertEquals(InMemoryPair.ADDRESS, seen.get().address());
             assertTrue(seen.get().address().isUnresolved(), "no network address is claimed");

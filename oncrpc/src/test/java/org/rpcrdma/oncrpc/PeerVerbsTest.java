@@ -31,7 +31,7 @@ class PeerVerbsTest {
             server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), VerbsEnv.OPTS.withBackwardCredits(2), d, null);
             client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), VerbsEnv.OPTS.withBackwardCredits(2));
             client.enableBackchannel(new RpcDispatcher()).get(30, TimeUnit.SECONDS);
-            new OncRpcClient(RpcTransport.of(client), 0x20000051, 1).call(PeerTest.WHO, null);
+            new OncRpcClient(client, 0x20000051, 1).call(PeerTest.WHO, null);
             InetSocketAddress from = seen.get().address();
             assertInstanceOf(Inet4Address.class, from.getAddress());
             assertEquals(ip, from.getAddress(), "the client connected from the rxe address");

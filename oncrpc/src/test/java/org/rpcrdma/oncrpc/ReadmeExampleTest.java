@@ -25,7 +25,7 @@ class ReadmeExampleTest {
         RpcDispatcher server = new RpcDispatcher();
         server.program(0x20000001, 1).procedure(add, (s, call) -> call.reply(s.a() + s.b()));
         try (var pair = InMemoryPair.open(RpcRdmaOptions.defaults(), server)) {
-            OncRpcClient calc = new OncRpcClient(RpcTransport.of(pair.client()), 0x20000001, 1);
+            OncRpcClient calc = new OncRpcClient(pair.client(), 0x20000001, 1);
             int three = calc.call(add, new Sum(1, 2));
         // README:end
             result.set(three);

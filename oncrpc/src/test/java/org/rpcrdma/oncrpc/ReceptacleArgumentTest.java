@@ -22,7 +22,7 @@ class ReceptacleArgumentTest {
     @Test
     void eachCallsResultLandsInTheReceptacleItGave() throws Exception {
         try (InMemoryPair p = InMemoryPair.open(DdpReplyTest.small(), DdpReplyTest.server())) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), DdpReplyTest.PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), DdpReplyTest.PROG, 1);
             MemorySegment a = MemorySegment.ofArray(new byte[16_384]);
             MemorySegment b = MemorySegment.ofArray(new byte[16_384]);
             DdpReplyTest.Read ra = c.call(READ, 10_001, a);
@@ -42,7 +42,7 @@ class ReceptacleArgumentTest {
     @Test
     void theFormWithMaxReplyBytesTakesTheReceptacleToo() throws Exception {
         try (InMemoryPair p = InMemoryPair.open(DdpReplyTest.small(), DdpReplyTest.server())) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), DdpReplyTest.PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), DdpReplyTest.PROG, 1);
             MemorySegment r = MemorySegment.ofArray(new byte[16_384]);
             DdpReplyTest.Read read = c.callAsync(READ, 10_001, r, 0).get(10, TimeUnit.SECONDS);
             assertEquals(r.address(), read.data().address());
@@ -54,7 +54,7 @@ class ReceptacleArgumentTest {
     @Test
     void withoutAReceptacleTheResultIsOnTheHeapInline() throws Exception {
         try (InMemoryPair p = InMemoryPair.open(DdpReplyTest.small(), DdpReplyTest.server())) {
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), DdpReplyTest.PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), DdpReplyTest.PROG, 1);
             DdpReplyTest.Read read = c.call(READ, 10_001);
             assertArrayEquals(DdpReplyTest.pattern(10_001, 1), read.data().toArray(ValueLayout.JAVA_BYTE));
             assertEquals(1, p.client().stats().repliesThroughReplyChunk.sum(), "no write chunk: the Reply chunk");

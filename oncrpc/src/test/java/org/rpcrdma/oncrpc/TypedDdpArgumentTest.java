@@ -74,7 +74,7 @@ class TypedDdpArgumentTest {
             RegisteredBuffer b = p.allocateRegistered(MIB);
             fill(b.segment(), 5);
             long want = crc(b.segment());
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
 
             long got = c.call(WRITE, new Write(3, b.segment(), 0x1234), null, 0, 10, TimeUnit.SECONDS);
 
@@ -105,7 +105,7 @@ class TypedDdpArgumentTest {
         try (InMemoryPair p = InMemoryPair.open(options(), server(seen))) {
             MemorySegment data = MemorySegment.ofArray(new byte[MIB]);
             fill(data, 9);
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
 
             long got = c.call(WRITE, new Write(4, data, 7), null, 0, 10, TimeUnit.SECONDS);
 
@@ -125,7 +125,7 @@ class TypedDdpArgumentTest {
             RegisteredBuffer b = p.allocateRegistered(4096);
             MemorySegment data = b.segment().asSlice(0, 1001); // unaligned: 3 pad bytes come from the encoder
             fill(data, 1);
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
 
             long got = c.call(WRITE, new Write(5, data, 0x55), null, 0, 10, TimeUnit.SECONDS);
 
@@ -150,7 +150,7 @@ class TypedDdpArgumentTest {
         try (InMemoryPair p = InMemoryPair.open(options(), d)) {
             MemorySegment data = MemorySegment.ofArray(new byte[MIB]);
             fill(data, 2);
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(p.client()), PROG, 1);
+            OncRpcClient c = new OncRpcClient(p.client(), PROG, 1);
             CompletableFuture<Long> f = c.callAsync(WRITE, new Write(1, data, 0), null, 0);
             RpcServerCall<Long> call = pending.get(10, TimeUnit.SECONDS);
             assertEquals(crc(data), crc(view.get()), "valid after the handler returned, until it answers");

@@ -40,7 +40,7 @@ class TypedDdpArgumentVerbsTest {
             var opts = VerbsEnv.OPTS.withMaxChunkBytes(2 * TypedDdpArgumentTest.MIB).withChunkMemoryBytes(8L << 20);
             server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), opts, d, null);
             client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), opts);
-            OncRpcClient c = new OncRpcClient(RpcTransport.of(client), TypedDdpArgumentTest.PROG, 1);
+            OncRpcClient c = new OncRpcClient(client, TypedDdpArgumentTest.PROG, 1);
             RegisteredBuffer b = client.allocateRegistered(TypedDdpArgumentTest.MIB);
             TypedDdpArgumentTest.fill(b.segment(), 13);
             long want = TypedDdpArgumentTest.crc(b.segment());

@@ -14,14 +14,19 @@ import org.dcache.oncrpc4j.rpc.RpcAccepsStatus;
 import org.dcache.oncrpc4j.rpc.RpcReply;
 import org.dcache.oncrpc4j.rpc.RpcTransport;
 import org.dcache.oncrpc4j.xdr.Xdr;
+import org.rpcrdma.transport.Backchannel;
+import org.rpcrdma.transport.BidirectionalCaller;
+import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.ReceivedMessage;
+import org.rpcrdma.transport.RpcCaller;
 
 /**
- * oncrpc4j's {@link RpcTransport} over one RPC-over-RDMA {@link Connection}: an
- * {@link org.dcache.oncrpc4j.rpc.RpcCall} made on it goes as an RPC call in this side's
- * direction (forward on a client, backward on a server, RFC 8167), and its reply is
- * handed to the {@link ReplyQueue} the way oncrpc4j's TCP transport does.
+ * oncrpc4j's {@link RpcTransport} over an RPC-over-RDMA {@link RpcCaller}: an
+ * {@link org.dcache.oncrpc4j.rpc.RpcCall} made on it goes as an RPC call in the caller's
+ * direction (forward through a client or its connection, backward through a server's
+ * connection or backchannel, RFC 8167), and its reply is handed to the {@link ReplyQueue}
+ * the way oncrpc4j's TCP transport does.
  *
  * <p>Timeouts: oncrpc4j's own (the {@code ReplyQueue}) apply as given; the transport's
  * {@code callTimeoutMillis} bounds every call as well (0: no bound), so set it no lower than
@@ -30,32 +35,33 @@ import org.rpcrdma.transport.ReceivedMessage;
 public final class RdmaRpcTransport implements RpcTransport, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RdmaRpcTransport.class.getName());
 
-    private final Connection connection;
+    private final RpcCaller caller;
     private final ReplyQueue replyQueue = new ReplyQueue();
     private final InetSocketAddress local;
     private final InetSocketAddress remote;
-    private final int maxReplyBytes;
+    /** Every call's options, made once: a Reply chunk of maxReplyBytes where a reply may not fit inline. */
+    private final CallOptions options;
 
     /**
      * @param maxReplyBytes the largest reply a call on this transport expects: beyond the
      *        receive inline threshold, each call offers a Reply chunk that large (RFC 8166
      *        §3.5.4); 0 for replies that always fit inline
      */
-    public RdmaRpcTransport(Connection connection, InetSocketAddress local, InetSocketAddress remote,
+    public RdmaRpcTransport(RpcCaller caller, InetSocketAddress local, InetSocketAddress remote,
             int maxReplyBytes) {
-        this.connection = Objects.requireNonNull(connection, "connection");
+        this.caller = Objects.requireNonNull(caller, "caller");
         // oncrpc4j keys a transport's waiting calls by this address: never null
         this.local = local != null ? local : new InetSocketAddress(0);
         this.remote = remote;
         if (maxReplyBytes < 0) {
             throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " < 0");
         }
-        this.maxReplyBytes = maxReplyBytes;
+        this.options = CallOptions.DEFAULT.withMaxReplyBytes(maxReplyBytes);
     }
 
-    /** The connection below. */
-    public Connection connection() {
-        return connection;
+    /** The caller below. */
+    public RpcCaller caller() {
+        return caller;
     }
 
     @Override
@@ -73,9 +79,7 @@ public final class RdmaRpcTransport implements RpcTransport, AutoCloseable {
         int xid = XdrSegments.xid(msg);
         CompletableFuture<ReceivedMessage> reply;
         try {
-            reply = connection.isClient() && maxReplyBytes > connection.receiveInlineThreshold()
-                    ? connection.call(msg, maxReplyBytes)
-                    : connection.call(msg);
+            reply = caller.call(msg, options); // a Reply chunk only where the reply may not fit inline
         } catch (RuntimeException e) {
             handler.failed(e, attachment);
             return;
@@ -126,7 +130,9 @@ public final class RdmaRpcTransport implements RpcTransport, AutoCloseable {
 
     @Override
     public boolean isOpen() {
-        return connection.isOpen();
+        Connection c = caller instanceof BidirectionalCaller b ? b.connection()
+                : caller instanceof Backchannel bc ? bc.connection() : null;
+        return c != null && c.isOpen();
     }
 
     @Override
@@ -167,6 +173,6 @@ public final class RdmaRpcTransport implements RpcTransport, AutoCloseable {
 
     @Override
     public String toString() {
-        return "oncrpc4j transport on " + connection;
+        return "oncrpc4j transport on " + caller;
     }
 }

@@ -26,24 +26,27 @@ import java.util.concurrent.TimeUnit;
  * ({@link RpcRdmaClient#clientId()}); an upper layer that knows its clients by other means
  * (an NFSv4.1 session) binds connections itself with {@link RpcRdmaServer#bindBackchannel}.
  */
-public final class Backchannel {
+public final class Backchannel implements RpcCaller {
     /** Without a wait limit: how long an absent client's backchannel with no call waiting is kept. */
     static final long IDLE_FORGET_MILLIS = 30_000;
 
     private final long clientId;
+    private final RpcRdmaOptions options;
     private final long waitMillis;
-    private final long defaultTimeoutMillis;
     private final java.util.function.Consumer<Backchannel> forget;
     private final Object lock = new Object();
     private final ParkedCalls waiting;
     private Connection bound;
     private boolean closed;
 
-    /** @param forget removes this backchannel from its server once its client is gone for good */
-    Backchannel(long clientId, long waitMillis, long defaultTimeoutMillis, java.util.function.Consumer<Backchannel> forget) {
+    /**
+     * @param options the server's (the wait for an absent client, the default call timeout, chunk limits)
+     * @param forget  removes this backchannel from its server once its client is gone for good
+     */
+    Backchannel(long clientId, RpcRdmaOptions options, java.util.function.Consumer<Backchannel> forget) {
         this.clientId = clientId;
-        this.waitMillis = waitMillis;
-        this.defaultTimeoutMillis = defaultTimeoutMillis;
+        this.options = options;
+        this.waitMillis = options.backchannelWaitMillis();
         this.forget = forget;
         this.waiting = new ParkedCalls(toString(), waitMillis, "the client did not reconnect");
     }
@@ -65,26 +68,18 @@ public final class Backchannel {
     }
 
     /**
-     * Sends a backward call (bytes from its XID on; msg_type CALL). The future completes
-     * with the reply (release it), or exceptionally: {@link ConnectionLostException} when
-     * the client did not come back in time or the server closed, {@link RdmaErrorException},
-     * {@link RpcRdmaException}.
+     * {@inheritDoc} A backward call, always made with {@link CallOptions#retry} (RFC 8167
+     * §5.4): outstanding and new calls wait for a client that lost its connection and are
+     * sent again, same XID, on the connection it comes back on. Besides the failures of
+     * every call: {@link ConnectionLostException} when the client did not come back in time
+     * or the server closed, {@link ChunksUnavailableException} for chunks to a client that
+     * takes none.
      */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall) {
-        return call(rpcCall, defaultTimeoutMillis, TimeUnit.MILLISECONDS);
-    }
-
-    /**
-     * {@link #call(MemorySegment)} with its own timeout ({@code 0}: none), running across reconnects.
-     *
-     * @throws IllegalArgumentException if {@code timeout} is negative
-     */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit) {
-        long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
-        CallRequest o = CallRequest.issue(rpcCall, true);
-        if (o.isDone()) {
-            return o.future();
-        }
+    @Override
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions o) {
+        CallArguments.check(rpcCall, o, options.maxChunkBytes());
+        CallOptions retried = o.retry() ? o : o.withRetry(true);
+        long timeoutNanos = o.timeoutNanos(options.callTimeoutMillis());
         Connection c;
         synchronized (lock) {
             if (closed) {
@@ -93,13 +88,45 @@ public final class Backchannel {
             }
             c = bound;
             if (c == null || !c.isOpen()) {
-                waiting.issue(o, timeoutNanos);
-                return o.future();
+                CallRequest parked = CallRequest.issue(rpcCall, true);
+                parked.maxReplyBytes(o.maxReplyBytes());
+                parked.ddp(o.ddpArgument(), o.receptacle());
+                CallFuture f = parked.future();
+                waiting.issue(parked, timeoutNanos);
+                return f;
             }
         }
-        CallFuture f = o.future(); // ORDER: before submit, after which the request may be another call
-        c.submit(o, timeoutNanos);
-        return f;
+        return c.call(rpcCall, retried);
+    }
+
+    /** {@inheritDoc} Through the call's future (a backward call may wait for its client). */
+    @Override
+    public ReceivedMessage callAndWait(MemorySegment rpcCall, CallOptions o) throws InterruptedException {
+        return FutureShapes.await(call(rpcCall, o));
+    }
+
+    /** {@inheritDoc} Through the call's future (a backward call may wait for its client). */
+    @Override
+    public <T> T callAndRead(MemorySegment rpcCall, CallOptions o, ReplyReader<T> reader) throws InterruptedException {
+        java.util.Objects.requireNonNull(reader, "reader");
+        return FutureShapes.read(call(rpcCall, o), reader);
+    }
+
+    /** {@inheritDoc} Through the call's future (a backward call may wait for its client). */
+    @Override
+    public void call(MemorySegment rpcCall, CallOptions o, ReplyCallback callback) {
+        java.util.Objects.requireNonNull(callback, "callback");
+        FutureShapes.callback(call(rpcCall, o), callback);
+    }
+
+    /**
+     * What the connection bound now allows (chunks only to a client that takes them,
+     * RFC 8167 §5.3); 0 while no connection is bound.
+     */
+    @Override
+    public int maxReplyBytes() {
+        Connection c = connection();
+        return c == null ? 0 : c.maxReplyBytes();
     }
 
     /** The client enabled its backchannel on {@code c}: waiting calls go there now. */

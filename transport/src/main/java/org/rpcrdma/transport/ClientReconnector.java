@@ -79,21 +79,12 @@ final class ClientReconnector {
 
     /**
      * A forward call on the current connection, or, while the client is reconnecting (or
-     * its connection is lost and reconnecting is allowed), parked for the next one.
+     * its connection is lost and reconnecting is allowed), parked for the next one; its
+     * arguments checked first, whichever it is.
      */
-    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit, boolean retry,
-            int maxReplyBytes) {
-        if (maxReplyBytes < 0 || maxReplyBytes > options.maxChunkBytes()) {
-            throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " is not in [0, "
-                    + options.maxChunkBytes() + "] (maxChunkBytes)");
-        }
-        long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
-        CallRequest c = CallRequest.issue(rpcCall, retry);
-        CallFuture f = c.future();
-        if (c.isDone()) {
-            return f;
-        }
-        c.maxReplyBytes(maxReplyBytes); // whether it needs a Reply chunk is decided where it is sent
+    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions o) {
+        CallArguments.check(rpcCall, o, options.maxChunkBytes());
+        long timeoutNanos = o.timeoutNanos(options.callTimeoutMillis());
         ClientAttachment a;
         synchronized (lock) {
             if (closed) {
@@ -101,13 +92,25 @@ final class ClientReconnector {
             }
             a = current;
             if ((reconnecting || !a.connection.isOpen()) && options.reconnectAttempts() > 0) {
+                CallRequest c = CallRequest.issue(rpcCall, o.retry());
+                // whether it needs chunks is decided on the connection it is sent on
+                c.maxReplyBytes(o.maxReplyBytes());
+                c.ddp(o.ddpArgument(), o.receptacle());
+                CallFuture f = c.future();
                 waiting.issue(c, timeoutNanos);
                 startReconnect();
                 return f;
             }
         }
-        a.connection.submit(c, timeoutNanos);
-        return f;
+        return a.connection.call(rpcCall, o, timeoutNanos);
+    }
+
+    /** The connection a call can go on now (open, not reconnecting, not closed), else null: the call would be parked. */
+    Connection openConnection() {
+        synchronized (lock) {
+            ClientAttachment a = current;
+            return !closed && !reconnecting && a.connection.isOpen() ? a.connection : null;
+        }
     }
 
     /** From a lost connection: the calls it could not complete (maybe none). */

@@ -49,7 +49,7 @@ import org.rpcrdma.transport.wire.Xdr;
  * shapes callAndRead and callback calls, the backchannel, the accessors); the work itself lives in the classes named above, chunks in ChunkMarshal,
  * CallExposure, ReadChunkPuller and ReplyWriter, and who polls in CompletionDriver.
  */
-public final class Connection implements AutoCloseable {
+public final class Connection implements BidirectionalCaller, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -276,6 +276,7 @@ public final class Connection implements AutoCloseable {
      * the server (the upper layer does: NFSv4.1 CREATE_SESSION with a back channel, RFC 8167
      * §6). Receives for the backward credits are posted already.
      */
+    @Override
     public void serveBackwardCalls(CallHandler handler) {
         if (!params.client()) {
             throw new IllegalStateException("only the client serves backward calls");
@@ -349,74 +350,28 @@ public final class Connection implements AutoCloseable {
     }
 
     /**
-     * Sends an RPC call (bytes from its XID on; msg_type must be CALL) in this side's call
-     * direction, with the endpoint's default timeout ({@link RpcRdmaOptions#callTimeoutMillis}).
-     * The future completes with the reply (release it), or exceptionally with
-     * {@link CallTimeoutException}, {@link ConnectionLostException}, {@link RdmaErrorException},
-     * {@link MalformedReplyException} or {@link RpcRdmaException}. Calls beyond the credit
-     * window wait, and are then sent by the thread that frees a credit: a segment confined
-     * to the caller's thread is copied when its call has to wait; any other must stay valid
-     * until the call completes or is sent (closed before, the call alone fails with
-     * {@link IllegalStateException}).
-     *
-     * <p>Cancelling the future, {@code orTimeout}, or completing it yourself abandons the
-     * call: its late reply is released when it arrives. If abandoned calls come to hold
-     * every credit and the peer stays silent, the connection is reset (the peer is not
-     * answering).
+     * {@inheritDoc} In this side's call direction: forward on a client, backward on a
+     * server. Calls beyond the credit window wait, and are then sent by the thread that
+     * frees a credit: a segment confined to the caller's thread is copied when its call has
+     * to wait; any other must stay valid until the call completes or is sent (closed before,
+     * the call alone fails with {@link IllegalStateException}). A call too large for the send
+     * inline threshold goes as a long call (RDMA_NOMSG, Position-Zero Read chunk) on a client.
+     * If abandoned calls come to hold every credit and the peer stays silent, the connection
+     * is reset (the peer is not answering). With {@link CallOptions#retry} the bytes are
+     * copied and, if the connection is lost before the reply, the call goes to the endpoint
+     * that owns this connection, to be sent again (same XID) on its next one.
      *
      * @throws BackchannelNotEnabledException on a server whose client has not enabled its backchannel
      */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall) {
-        return call(rpcCall, params.callTimeoutMillis(), TimeUnit.MILLISECONDS);
+    @Override
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions o) {
+        checkCall(rpcCall, o);
+        return call(rpcCall, o, o.timeoutNanos(params.callTimeoutMillis()));
     }
 
-    /**
-     * {@link #call(MemorySegment)} allowing a reply of up to {@code maxReplyBytes}: when that
-     * does not fit the receive inline threshold, the call offers a Reply chunk that large
-     * (RFC 8166 §3.5.4). A call too large for the send inline threshold always goes as a
-     * long call (RDMA_NOMSG, Position-Zero Read chunk) on a client; a server's backward
-     * calls must fit inline.
-     */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, int maxReplyBytes) {
-        return call(rpcCall, null, null, maxReplyBytes);
-    }
-
-    /**
-     * A call with direct data placement (RFC 8166 §3.4.5-3.4.6), as NFS READ and WRITE use
-     * it. {@code payload} (may be null) marks the call's DDP-eligible argument, inside the
-     * message or a segment of its own ({@link DdpArgument#of}, exposed in place, not copied):
-     * when the call does not fit inline it travels in a read chunk the server pulls, the rest inline.
-     * {@code receptacle} (may be null) is where a DDP result goes: offered as a write chunk
-     * of its size; the reply's {@link ReceivedMessage#placedBytes()} says how many bytes the
-     * server placed there (checked against what was offered), already copied into it when
-     * the future completes (on the thread that takes the reply, so the receptacle must not
-     * be confined to the caller's thread). A reply over the receive inline threshold needs
-     * {@code maxReplyBytes} (a Reply chunk that large is offered).
-     */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, DdpArgument payload, MemorySegment receptacle,
-            int maxReplyBytes) {
-        return call(rpcCall, payload, receptacle, maxReplyBytes, params.callTimeoutMillis(), TimeUnit.MILLISECONDS);
-    }
-
-    /** {@link #call(MemorySegment, DdpArgument, MemorySegment, int)} with its own timeout ({@code 0}: none). */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, DdpArgument payload, MemorySegment receptacle,
-            int maxReplyBytes, long timeout, TimeUnit unit) {
-        long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
-        checkMaxReplyBytes(maxReplyBytes);
-        if (payload != null) {
-            payload.checkIn(rpcCall);
-        }
-        if (receptacle != null && (receptacle.byteSize() == 0 || receptacle.byteSize() > params.maxChunkBytes())) {
-            throw new IllegalArgumentException("receptacle of " + receptacle.byteSize() + " bytes is not in [1, "
-                    + params.maxChunkBytes() + "] (maxChunkBytes)");
-        }
-        if (receptacle != null && !receptacle.isAccessibleBy(CallRequest.NOT_THE_OWNER)) {
-            // the placed data is copied in on the thread that takes the reply (the poller):
-            // memory confined to the caller's thread can't be written there
-            throw new IllegalArgumentException("receptacle is confined to its arena's thread; use shared, automatic,"
-                    + " global or heap memory");
-        }
-        return call(rpcCall, timeoutNanos, false, maxReplyBytes, payload, receptacle);
+    /** A call {@link CallArguments#check checked} by its endpoint, with its timeout in nanoseconds (0: none). */
+    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions o, long timeoutNanos) {
+        return call(rpcCall, timeoutNanos, o.retry(), o.maxReplyBytes(), o.ddpArgument(), o.receptacle());
     }
 
     /**
@@ -424,29 +379,11 @@ public final class Connection implements AutoCloseable {
      * where calls may offer a Reply chunk, else what fits inline (a server whose client
      * takes no backward calls with chunks, RFC 8167 §5.3; a link without chunk memory).
      */
+    @Override
     public int maxReplyBytes() {
         return ChunkMarshal.replyLimit(params, link, backwardChunks);
     }
 
-    /**
-     * {@link #call(MemorySegment)} with its own timeout: {@code 0} means none, as for every
-     * call shape and {@link RpcRdmaOptions#callTimeoutMillis}.
-     *
-     * @throws IllegalArgumentException if {@code timeout} is negative
-     */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit) {
-        return call(rpcCall, CallTimer.timeoutNanos(timeout, unit), false, 0, null, null);
-    }
-
-    /** A future call with {@code retry} (see below). */
-    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry) {
-        return call(rpcCall, timeoutNanos, retry, 0, null, null);
-    }
-
-    /**
-     * The future shapes' issue: with {@code retry} the call's bytes are copied and, if the
-     * connection is lost before the reply, handed to the owner to send again (same XID).
-     */
     private CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry,
             int maxReplyBytes, DdpArgument payload, MemorySegment receptacle) {
         checkBackchannelReady();
@@ -507,131 +444,92 @@ public final class Connection implements AutoCloseable {
     }
 
     /**
-     * Blocking form of {@link #call(MemorySegment, long, TimeUnit)}. The calling thread
-     * takes its reply off the completion queue itself when it can (no hand-off from the
-     * poller thread): in busy-poll mode it polls; in event mode, unless another thread is
-     * already waiting on the completion channel, it arms the channel and sleeps on it, so
-     * the wake-up the device causes is the caller's own. Completions for other calls, and
-     * the peer's calls (handlers included), may then be dispatched on this thread. On
-     * timeout or interrupt the call is abandoned. A {@code timeout} of 0 means none (it
-     * waits for the reply or the connection's loss).
-     *
-     * @throws IllegalArgumentException if {@code timeout} is negative
+     * {@inheritDoc} The calling thread takes its reply off the completion queue itself when
+     * it can (no hand-off from the poller thread): in busy-poll mode it polls; in event mode,
+     * unless another thread is already waiting on the completion channel, it arms the
+     * channel and sleeps on it, so the wake-up the device causes is the caller's own.
+     * Completions for other calls, and the peer's calls (handlers included), may then be
+     * dispatched on this thread. On timeout ({@link CallTimeoutException}) or interrupt the
+     * call is abandoned.
      */
-    public ReceivedMessage callAndWait(MemorySegment rpcCall, long timeout, TimeUnit unit)
-            throws InterruptedException, TimeoutException {
-        return callAndWait(rpcCall, 0, timeout, unit);
-    }
-
-    /**
-     * {@link #callAndWait(MemorySegment, long, TimeUnit)} allowing a reply of up to
-     * {@code maxReplyBytes}, as {@link #call(MemorySegment, int)}: a Reply chunk that large is
-     * offered when it does not fit the receive inline threshold. A {@code timeout} of 0 means
-     * none; a negative one is refused ({@link IllegalArgumentException}).
-     */
-    public ReceivedMessage callAndWait(MemorySegment rpcCall, int maxReplyBytes, long timeout, TimeUnit unit)
-            throws InterruptedException, TimeoutException {
-        checkMaxReplyBytes(maxReplyBytes);
-        long deadline = System.nanoTime() + CallTimer.waitNanos(CallTimer.timeoutNanos(timeout, unit));
+    @Override
+    public ReceivedMessage callAndWait(MemorySegment rpcCall, CallOptions o) throws InterruptedException {
+        int xid = checkCall(rpcCall, o);
+        long timeoutNanos = o.timeoutNanos(params.callTimeoutMillis());
+        long deadline = System.nanoTime() + CallTimer.waitNanos(timeoutNanos);
         link.blockingCallStarts();
         try {
-            return awaitReply(call(rpcCall, 0, false, maxReplyBytes, null, null), rpcCall, deadline, timeout, unit);
+            return awaitReply(call(rpcCall, o, 0), xid, deadline, timeoutNanos);
         } finally {
             link.blockingCallEnds();
         }
     }
 
     /**
-     * A blocking call whose reply is read in place: {@code reader} runs on this thread with
-     * the reply's bytes (from its XID), which are valid only until it returns; then the
-     * receive buffer goes back. Nothing is allocated per call on the inline path (no
-     * future, no {@link ReceivedMessage}): the call slot is the connection's and used again.
-     * The caller takes its reply off the completion queue itself as in
-     * {@link #callAndWait(MemorySegment, long, TimeUnit)}; on timeout or interrupt the call
-     * is abandoned (its late reply released when it comes). A {@code timeout} of 0 means none.
-     *
-     * @return what {@code reader} returned
-     * @throws IllegalArgumentException if {@code rpcCall} is not an ONC RPC CALL, or {@code timeout} is negative
-     * @throws TimeoutException         if no reply came within {@code timeout} (the call is abandoned)
-     * @throws RpcRdmaException         or a subclass, if the call failed (an RDMA_ERROR, a malformed
-     *                                  reply, the connection's loss)
+     * {@inheritDoc} The caller takes its reply off the completion queue itself as in
+     * {@link #callAndWait(MemorySegment, CallOptions)}. Nothing is allocated per call on the
+     * inline path (no future, no {@link ReceivedMessage}): the call slot is the connection's
+     * and used again; a call with {@link CallOptions#retry} has its bytes copied and goes
+     * through {@link #callAndWait(MemorySegment, CallOptions)}.
      */
-    public <T> T callAndRead(MemorySegment rpcCall, ReplyReader<T> reader, long timeout, TimeUnit unit)
-            throws InterruptedException, TimeoutException {
-        return callAndRead(rpcCall, 0, reader, timeout, unit);
-    }
-
-    /**
-     * {@link #callAndRead(MemorySegment, ReplyReader, long, TimeUnit)} allowing a reply of up
-     * to {@code maxReplyBytes}: when that does not fit the receive inline threshold a Reply
-     * chunk that large is offered (RFC 8166 §3.5.4), and the reader gets the reassembled reply.
-     * A {@code timeout} of 0 means none; a negative one is refused ({@link IllegalArgumentException}).
-     */
-    public <T> T callAndRead(MemorySegment rpcCall, int maxReplyBytes, ReplyReader<T> reader, long timeout,
-            TimeUnit unit) throws InterruptedException, TimeoutException {
-        checkMaxReplyBytes(maxReplyBytes);
+    @Override
+    public <T> T callAndRead(MemorySegment rpcCall, CallOptions o, ReplyReader<T> reader) throws InterruptedException {
+        int xid = checkCall(rpcCall, o);
         Objects.requireNonNull(reader, "reader");
-        int xid = callXid(rpcCall);
-        long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
+        if (o.retry()) {
+            try (ReceivedMessage m = callAndWait(rpcCall, o)) {
+                return reader.read(m.bytes());
+            }
+        }
+        long timeoutNanos = o.timeoutNanos(params.callTimeoutMillis());
         CallRequest c = slots.take();
         c.start(xid, rpcCall, false, null);
         c.start(ReadInPlace.INSTANCE);
-        c.maxReplyBytes(maxReplyBytes);
+        c.maxReplyBytes(o.maxReplyBytes());
+        c.ddp(o.ddpArgument(), o.receptacle());
         link.blockingCallStarts();
         try {
             submit(c, 0); // the caller's wait is the deadline
-            return ReadInPlace.await(c, link, reader, timeoutNanos, unit.toMillis(timeout), name, stats);
+            return ReadInPlace.await(c, link, reader, timeoutNanos, TimeUnit.NANOSECONDS.toMillis(timeoutNanos), name,
+                    stats);
         } finally {
             link.blockingCallEnds();
         }
     }
 
     /**
-     * An asynchronous call answered through {@code callback}, exactly once: {@code onReply}
-     * with the reply's bytes, valid only until it returns (the receive buffer then goes
-     * back), or {@code onFailure} (an RDMA_ERROR, a malformed reply, the connection's loss,
-     * the connection's call timeout). Both run on the thread that took the completion off
-     * the queue (a poller, or a caller of a blocking call; a timeout's onFailure, an expiry
-     * thread of the call timer): they must not block. Nothing is
-     * allocated per call on the inline path; the segment must stay valid until the call
-     * completes. Calls beyond the credit window wait, as with {@link #call(MemorySegment)}.
-     *
-     * @throws IllegalArgumentException if {@code rpcCall} is not an ONC RPC CALL
+     * {@inheritDoc} Nothing is allocated per call on the inline path (the call slot is the
+     * connection's); calls beyond the credit window wait, as with
+     * {@link #call(MemorySegment, CallOptions)}. A call with {@link CallOptions#retry} has its
+     * bytes copied and completes through a future.
      */
-    public void call(MemorySegment rpcCall, ReplyCallback callback) {
-        call(rpcCall, 0, callback);
-    }
-
-    /**
-     * {@link #call(MemorySegment, ReplyCallback)} allowing a reply of up to
-     * {@code maxReplyBytes}, as {@link #call(MemorySegment, int)}: a Reply chunk that large is
-     * offered when it does not fit the receive inline threshold.
-     */
-    public void call(MemorySegment rpcCall, int maxReplyBytes, ReplyCallback callback) {
-        checkMaxReplyBytes(maxReplyBytes);
+    @Override
+    public void call(MemorySegment rpcCall, CallOptions o, ReplyCallback callback) {
+        int xid = checkCall(rpcCall, o);
         Objects.requireNonNull(callback, "callback");
-        int xid = callXid(rpcCall);
+        if (o.retry()) {
+            FutureShapes.callback(call(rpcCall, o), callback);
+            return;
+        }
         CallRequest c = slots.take();
         c.start(xid, rpcCall, false, callback);
         c.start(CallbackCompletion.INSTANCE);
-        c.maxReplyBytes(maxReplyBytes);
-        submit(c, TimeUnit.MILLISECONDS.toNanos(params.callTimeoutMillis()));
+        c.maxReplyBytes(o.maxReplyBytes());
+        c.ddp(o.ddpArgument(), o.receptacle());
+        submit(c, o.timeoutNanos(params.callTimeoutMillis()));
     }
 
-    /** The XID of {@code rpcCall}, checked to be an ONC RPC CALL we may send now. */
-    private int callXid(MemorySegment rpcCall) {
-        if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
-            throw new IllegalArgumentException("not an ONC RPC CALL message");
-        }
+    /** The XID of {@code rpcCall}, its arguments checked, a call we may send now. */
+    private int checkCall(MemorySegment rpcCall, CallOptions o) {
+        int xid = CallArguments.check(rpcCall, o, params.maxChunkBytes());
         checkBackchannelReady();
-        return Xdr.getInt(rpcCall, 0);
+        return xid;
     }
 
-    private void checkMaxReplyBytes(int maxReplyBytes) {
-        if (maxReplyBytes < 0 || maxReplyBytes > params.maxChunkBytes()) {
-            throw new IllegalArgumentException("maxReplyBytes " + maxReplyBytes + " is not in [0, "
-                    + params.maxChunkBytes() + "] (maxChunkBytes)");
-        }
+    /** This connection (it never reconnects). */
+    @Override
+    public Connection connection() {
+        return this;
     }
 
     /** Whether {@code t} runs this connection's immediate handler now (ReceivedMessage's reuse check). */
@@ -649,8 +547,8 @@ public final class Connection implements AutoCloseable {
         return slots.free();
     }
 
-    private ReceivedMessage awaitReply(CompletableFuture<ReceivedMessage> f, MemorySegment rpcCall, long deadline,
-            long timeout, TimeUnit unit) throws InterruptedException, TimeoutException {
+    private ReceivedMessage awaitReply(CompletableFuture<ReceivedMessage> f, int xid, long deadline, long timeoutNanos)
+            throws InterruptedException {
         try {
             if (!f.isDone()) {
                 link.pollOnCaller(f::isDone, deadline); // false: the poller thread completes f
@@ -665,9 +563,11 @@ public final class Connection implements AutoCloseable {
             }
             throw new RpcRdmaException("call failed", e.getCause());
         } catch (TimeoutException e) {
-            f.completeExceptionally(new CallTimeoutException(name, Xdr.getInt(rpcCall, 0), unit.toMillis(timeout)));
-            throw new TimeoutException(name + ": call 0x" + Integer.toHexString(Xdr.getInt(rpcCall, 0))
-                    + " got no reply within " + unit.toMillis(timeout) + " ms (abandoned)");
+            CallTimeoutException t = new CallTimeoutException(name, xid, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
+            if (!f.completeExceptionally(t)) {
+                return FutureShapes.await(f); // it ended meanwhile: take its outcome
+            }
+            throw t;
         } catch (InterruptedException e) {
             f.cancel(false);
             throw e;

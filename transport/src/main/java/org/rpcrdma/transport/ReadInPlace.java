@@ -1,7 +1,6 @@
 package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 import org.rpcrdma.transport.core.Link;
 
@@ -51,7 +50,7 @@ final class ReadInPlace implements Completion {
      * on this thread and releases its buffer and the request.
      */
     static <T> T await(CallRequest r, Link link, ReplyReader<T> reader, long timeoutNanos, long timeoutMillis,
-            String where, RpcRdmaStats stats) throws InterruptedException, TimeoutException {
+            String where, RpcRdmaStats stats) throws InterruptedException {
         // The clock is read only for a call not answered yet (an in-memory pair answers
         // inside submit; under TCG a clock read costs ~1 µs), and the timeout counts from here.
         long deadline = r.isDone() ? 0 : System.nanoTime() + CallTimer.waitNanos(timeoutNanos);
@@ -78,9 +77,9 @@ final class ReadInPlace implements Completion {
                     }
                     Thread.currentThread().interrupt(); // it ended meanwhile: keep the flag, take the outcome
                 } else if (!r.isDone()) {
-                    if (r.abandon(new CallTimeoutException(where, r.xid, timeoutMillis))) {
-                        throw new TimeoutException(where + ": call 0x" + Integer.toHexString(r.xid)
-                                + " got no reply within " + timeoutMillis + " ms (abandoned)");
+                    CallTimeoutException timedOut = new CallTimeoutException(where, r.xid, timeoutMillis);
+                    if (r.abandon(timedOut)) {
+                        throw timedOut;
                     }
                 }
                 if (r.isDone()) {

@@ -4,8 +4,8 @@ import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -24,7 +24,7 @@ import java.util.function.Consumer;
  *
  * <pre>{@code
  * try (RpcRdmaClient c = RpcRdmaClient.connect(new InetSocketAddress("10.0.0.1", 20049), RpcRdmaOptions.defaults())) {
- *     ReceivedMessage reply = c.call(rpcCallBytes).get();
+ *     ReceivedMessage reply = c.callAndWait(rpcCallBytes);
  * }
  * }</pre>
  *
@@ -33,7 +33,7 @@ import java.util.function.Consumer;
  * connections (parked calls, reconnect, the backchannel's re-enabling)
  * {@link ClientReconnector}'s.
  */
-public final class RpcRdmaClient implements AutoCloseable {
+public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RpcRdmaClient.class.getName());
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -67,6 +67,7 @@ public final class RpcRdmaClient implements AutoCloseable {
     }
 
     /** The current connection (after a loss, the lost one until a reconnect succeeds). */
+    @Override
     public Connection connection() {
         return reconnector.current().connection;
     }
@@ -109,47 +110,60 @@ public final class RpcRdmaClient implements AutoCloseable {
         return registered;
     }
 
-    /** A forward call with the default timeout ({@link RpcRdmaOptions#callTimeoutMillis}), without retry. */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall) {
-        return call(rpcCall, false);
-    }
-
-    /** {@link #call(MemorySegment, long, TimeUnit, boolean)} with the default timeout. */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, boolean retry) {
-        return call(rpcCall, options.callTimeoutMillis(), TimeUnit.MILLISECONDS, retry);
+    /**
+     * {@inheritDoc} A forward call on the current connection; the timeout runs from now,
+     * across reconnects. While the client is reconnecting the call waits for the new
+     * connection. With {@link CallOptions#retry}, a call whose connection is lost before its
+     * reply is sent again on the next connection with the same XID; without it, such a call
+     * fails with {@link ConnectionLostException} (it may have been executed). Chunks (a long
+     * call, a Reply chunk, a DDP argument, a receptacle) are decided on the connection the
+     * call goes out on.
+     */
+    @Override
+    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions o) {
+        return reconnector.call(rpcCall, o);
     }
 
     /**
-     * Sends a forward call on the current connection; the timeout ({@code 0}: none) runs
-     * from now, across reconnects. While the client is reconnecting the call waits for the
-     * new connection. With {@code retry}, a call whose connection is lost before its reply
-     * is sent again on the next connection with the same XID; without it, such a call
-     * fails with {@link ConnectionLostException} (it may have been executed). Cancelling
-     * the future abandons the call (see {@link Connection#call(MemorySegment)}).
-     *
-     * @throws IllegalArgumentException if {@code timeout} is negative
+     * {@inheritDoc} On an open connection as {@link Connection#callAndWait(MemorySegment,
+     * CallOptions)} (the caller takes its own reply); while reconnecting, parked as
+     * {@link #call(MemorySegment, CallOptions)}.
      */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeout, TimeUnit unit, boolean retry) {
-        return reconnector.call(rpcCall, timeout, unit, retry, 0);
+    @Override
+    public ReceivedMessage callAndWait(MemorySegment rpcCall, CallOptions o) throws InterruptedException {
+        Connection c = reconnector.openConnection();
+        return c != null ? c.callAndWait(rpcCall, o) : FutureShapes.await(reconnector.call(rpcCall, o));
     }
 
     /**
-     * {@link #call(MemorySegment, long, TimeUnit, boolean)} allowing a reply of up to
-     * {@code maxReplyBytes} (at most {@link RpcRdmaOptions#maxChunkBytes}): a Reply chunk
-     * that large is offered when it does not fit the receive inline threshold (RFC 8166
-     * §3.5.4), decided on the connection the call goes out on.
+     * {@inheritDoc} On an open connection as {@link Connection#callAndRead(MemorySegment,
+     * CallOptions, ReplyReader)} (nothing allocated per call inline); while reconnecting,
+     * parked as {@link #call(MemorySegment, CallOptions)}.
      */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, int maxReplyBytes, long timeout, TimeUnit unit,
-            boolean retry) {
-        return reconnector.call(rpcCall, timeout, unit, retry, maxReplyBytes);
+    @Override
+    public <T> T callAndRead(MemorySegment rpcCall, CallOptions o, ReplyReader<T> reader) throws InterruptedException {
+        Objects.requireNonNull(reader, "reader");
+        Connection c = reconnector.openConnection();
+        return c != null ? c.callAndRead(rpcCall, o, reader) : FutureShapes.read(reconnector.call(rpcCall, o), reader);
     }
 
-    /** {@link #call(MemorySegment, int, long, TimeUnit, boolean)} with the default timeout. */
-    public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, int maxReplyBytes, boolean retry) {
-        return call(rpcCall, maxReplyBytes, options.callTimeoutMillis(), TimeUnit.MILLISECONDS, retry);
+    /**
+     * {@inheritDoc} On an open connection as {@link Connection#call(MemorySegment, CallOptions,
+     * ReplyCallback)}; while reconnecting, parked as {@link #call(MemorySegment, CallOptions)}.
+     */
+    @Override
+    public void call(MemorySegment rpcCall, CallOptions o, ReplyCallback callback) {
+        Objects.requireNonNull(callback, "callback");
+        Connection c = reconnector.openConnection();
+        if (c != null) {
+            c.call(rpcCall, o, callback);
+        } else {
+            FutureShapes.callback(reconnector.call(rpcCall, o), callback);
+        }
     }
 
     /** The largest reply a call can allow: {@link RpcRdmaOptions#maxChunkBytes}. */
+    @Override
     public int maxReplyBytes() {
         return options.maxChunkBytes();
     }
@@ -168,6 +182,7 @@ public final class RpcRdmaClient implements AutoCloseable {
      * Serves backward calls with {@code handler} without telling the server (a foreign
      * server learns it from the upper layer: NFSv4.1 CREATE_SESSION); kept across reconnects.
      */
+    @Override
     public void serveBackwardCalls(CallHandler handler) {
         connection().serveBackwardCalls(handler);
     }
@@ -178,6 +193,7 @@ public final class RpcRdmaClient implements AutoCloseable {
      * it to its session then: RFC 8167 §6 wants the back channel ready first). Runs on the
      * reconnect thread: hand anything that blocks, like a call, to another thread.
      */
+    @Override
     public void onReconnect(Consumer<Connection> listener) {
         reconnector.onReconnect(listener);
     }

@@ -91,7 +91,7 @@ public final class RpcRdmaServer implements AutoCloseable {
             throw new IllegalArgumentException("client id 0 is reserved (a client that sent none)");
         }
         return backchannels.computeIfAbsent(clientId,
-                k -> new Backchannel(k, options.backchannelWaitMillis(), options.callTimeoutMillis(),
+                k -> new Backchannel(k, options,
                         b -> backchannels.remove(k, b)));
     }
 

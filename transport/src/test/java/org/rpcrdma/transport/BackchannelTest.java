@@ -22,7 +22,8 @@ class BackchannelTest {
     @Test
     void parkedCallExpiresThenTheAbandonedBackchannelIsForgotten() throws Exception {
         AtomicReference<Backchannel> forgotten = new AtomicReference<>();
-        Backchannel bc = new Backchannel(42, 100, 0, forgotten::set);
+        Backchannel bc = new Backchannel(42, RpcRdmaOptions.defaults().withBackchannelWaitMillis(100).withCallTimeoutMillis(0),
+                forgotten::set);
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), echo())) {
             AtomicReference<IncomingCall> held = new AtomicReference<>();
             p.client().enableBackchannel(call -> {
@@ -55,7 +56,8 @@ class BackchannelTest {
     @Test
     void clientThatComesBackGetsTheWaitingCallWithItsXid() throws Exception {
         AtomicReference<Backchannel> forgotten = new AtomicReference<>();
-        Backchannel bc = new Backchannel(43, 5_000, 0, forgotten::set);
+        Backchannel bc = new Backchannel(43, RpcRdmaOptions.defaults().withBackchannelWaitMillis(5_000).withCallTimeoutMillis(0),
+                forgotten::set);
         try (InMemoryPair first = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), echo());
              InMemoryPair second = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), echo())) {
             first.client().enableBackchannel(call -> { }).join(); // holds everything

@@ -36,7 +36,8 @@ class BackwardChunksTest {
         try (InMemoryPair p = InMemoryPair.open(opts(), echo())) {
             p.client().enableBackchannel(echo()).join();
             byte[] args = ChunkTest.pattern(size, size);
-            ReceivedMessage m = p.server().call(callMsg(21, 1, args), size + 64).join();
+            ReceivedMessage m = p.server().call(callMsg(21, 1, args),
+                    CallOptions.DEFAULT.withMaxReplyBytes(size + 64)).join();
             assertArrayEquals(args, results(m));
             assertEquals(1, p.server().stats().longCallsSent.sum());
             assertEquals(1, p.client().stats().replyChunksUsed.sum());
@@ -44,7 +45,8 @@ class BackwardChunksTest {
             assertEquals(0, p.exposedCount(), "the server withdrew what its backward call exposed");
             // forward calls carry on beside them
             byte[] fwd = ChunkTest.pattern(3000, 1);
-            assertArrayEquals(fwd, results(p.client().call(callMsg(22, 1, fwd), 3064).join()));
+            assertArrayEquals(fwd, results(p.client().call(callMsg(22, 1, fwd),
+                    CallOptions.DEFAULT.withMaxReplyBytes(3064)).join()));
         }
     }
 
@@ -54,7 +56,8 @@ class BackwardChunksTest {
             // announced by the upper layer (NFSv4.1 CREATE_SESSION), not by our control program
             p.client().serveBackwardCalls(echo());
             p.server().markBackchannelReady();
-            CompletableFuture<ReceivedMessage> f = p.server().call(callMsg(23, 1, new byte[2000]), 2100);
+            CompletableFuture<ReceivedMessage> f = p.server().call(callMsg(23, 1, new byte[2000]),
+                    CallOptions.DEFAULT.withMaxReplyBytes(2100));
             assertTrue(f.isDone(), "failed at once");
             CompletionException e = assertThrows(CompletionException.class, f::join);
             assertInstanceOf(ChunksUnavailableException.class, e.getCause());
@@ -89,7 +92,7 @@ class BackwardChunksTest {
             CompletionException e = assertThrows(CompletionException.class, f::join);
             assertInstanceOf(ChunksUnavailableException.class, e.getCause());
             MemorySegment ok = callMsg(27, 1, new byte[5000]);
-            assertEquals(5000, results(p.server().call(ok, 5100).join()).length);
+            assertEquals(5000, results(p.server().call(ok, CallOptions.DEFAULT.withMaxReplyBytes(5100)).join()).length);
         }
     }
 }

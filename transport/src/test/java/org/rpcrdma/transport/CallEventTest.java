@@ -49,8 +49,8 @@ class CallEventTest {
                 ReceivedMessage f = p.client().call(call(0x1234, 100003, 4, 1, new byte[12])).join();
                 assertArrayEquals(new byte[12], results(f));
                 f.release();
-                long read = p.client().callAndRead(call(0x9abc, 100003, 4, 3, new byte[16]), MemorySegment::byteSize,
-                        5, TimeUnit.SECONDS);
+                long read = p.client().callAndRead(call(0x9abc, 100003, 4, 3, new byte[16]),
+                        CallOptions.timeout(5, TimeUnit.SECONDS), MemorySegment::byteSize);
                 assertEquals(24 + 16, read);
                 p.client().enableBackchannel(echo()).join();
                 ReceivedMessage b = p.server().call(call(0x5678, 0x40000000, 1, 2, new byte[8])).join();

@@ -172,7 +172,7 @@ class ChaosTest {
                     byte[] args = tokenArgs(token);
                     long timeoutNanos = rnd.nextInt(3) == 0 ? 0 : TimeUnit.MILLISECONDS.toNanos(1 + rnd.nextInt(30));
                     CompletableFuture<ReceivedMessage> f = client.current.client.call(callMsg(xid, 1, args),
-                            timeoutNanos, rnd.nextBoolean());
+                            CallOptions.timeout(timeoutNanos, TimeUnit.NANOSECONDS).withRetry(rnd.nextBoolean()));
                     issued.add(new Issued(f, token));
                     judgeWhenDone(f, xid, token, wrong);
                     if (rnd.nextInt(10) == 0) {
@@ -193,7 +193,7 @@ class ChaosTest {
                     continue;
                 }
                 CompletableFuture<ReceivedMessage> f = s.call(callMsg(xids.getAndIncrement(), 9, new byte[4]),
-                        1 + rnd.nextInt(30), TimeUnit.MILLISECONDS);
+                        CallOptions.timeout(1 + rnd.nextInt(30), TimeUnit.MILLISECONDS));
                 backward.add(f);
                 f.thenAccept(ReceivedMessage::release);
                 pace(f, 50);

@@ -70,8 +70,8 @@ class ChaosVerbsTest {
                         long token = rnd.nextLong();
                         byte[] args = ChaosTest.tokenArgs(token);
                         long timeout = rnd.nextInt(3) == 0 ? 0 : 5 + rnd.nextInt(200);
-                        CompletableFuture<ReceivedMessage> f = client.call(callMsg(xid, 1, args), timeout,
-                                TimeUnit.MILLISECONDS, rnd.nextBoolean());
+                        CompletableFuture<ReceivedMessage> f = client.call(callMsg(xid, 1, args),
+                                CallOptions.timeout(timeout, TimeUnit.MILLISECONDS).withRetry(rnd.nextBoolean()));
                         all.add(f);
                         ChaosTest.judgeWhenDone(f, xid, token, wrong);
                         if (rnd.nextInt(10) == 0) {
@@ -85,7 +85,7 @@ class ChaosVerbsTest {
                 Random rnd = new Random(7);
                 while (System.nanoTime() < end) {
                     CompletableFuture<ReceivedMessage> f = back.call(callMsg(xids.getAndIncrement(), 9, new byte[4]),
-                            20 + rnd.nextInt(500), TimeUnit.MILLISECONDS);
+                            CallOptions.timeout(20 + rnd.nextInt(500), TimeUnit.MILLISECONDS));
                     all.add(f);
                     f.thenAccept(ReceivedMessage::release);
                     ChaosTest.pace(f, 300);

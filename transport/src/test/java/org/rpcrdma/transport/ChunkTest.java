@@ -49,7 +49,8 @@ class ChunkTest {
         RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(inline);
         try (InMemoryPair p = InMemoryPair.open(o, echo())) {
             byte[] args = pattern(size, size);
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(7, 1, args), size + 64);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(7, 1, args),
+                    CallOptions.DEFAULT.withMaxReplyBytes(size + 64));
             ReceivedMessage m = f.join();
             assertArrayEquals(args, results(m));
             m.release();
@@ -91,7 +92,8 @@ class ChunkTest {
                 echo())) {
             List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
-                fs.add(p.client().call(callMsg(0x54 + i, 1, pattern(3000 + i, i)), 4096));
+                fs.add(p.client().call(callMsg(0x54 + i, 1, pattern(3000 + i, i)),
+                        CallOptions.DEFAULT.withMaxReplyBytes(4096)));
             }
             for (int i = 0; i < 4; i++) {
                 ReceivedMessage m = fs.get(i).join();
@@ -105,7 +107,8 @@ class ChunkTest {
     void aReplyChunkOfferedButNotNeededLeavesTheReplyInline() {
         // The Linux NFSv4.1 client's EXCHANGE_ID: it offers a Reply chunk although the reply fits.
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), echo())) {
-            ReceivedMessage m = p.client().call(callMsg(8, 1, new byte[] {1, 2, 3, 4}), 8192).join();
+            ReceivedMessage m = p.client().call(callMsg(8, 1, new byte[] {1, 2, 3, 4}),
+                    CallOptions.DEFAULT.withMaxReplyBytes(8192)).join();
             assertArrayEquals(new byte[] {1, 2, 3, 4}, results(m));
             m.release();
             assertEquals(1, p.server().stats().chunkedCallsReceived.sum());
@@ -119,13 +122,14 @@ class ChunkTest {
     void aBlockingCallOffersItsReplyChunkToo() throws Exception {
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), echo())) {
             byte[] args = pattern(20_000, 7);
-            ReceivedMessage m = p.client().callAndWait(callMsg(12, 1, args), 24 + args.length, 10,
-                    java.util.concurrent.TimeUnit.SECONDS);
+            ReceivedMessage m = p.client().callAndWait(callMsg(12, 1, args),
+                    CallOptions.timeout(10, java.util.concurrent.TimeUnit.SECONDS).withMaxReplyBytes(24 + args.length));
             assertArrayEquals(args, results(m));
             assertEquals(1, p.server().stats().replyChunksUsed.sum());
             assertEquals(0, p.exposedCount());
             org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> p.client()
-                    .callAndWait(callMsg(13, 1, args), -1, 1, java.util.concurrent.TimeUnit.SECONDS));
+                    .callAndWait(callMsg(13, 1, args), CallOptions.timeout(1, java.util.concurrent.TimeUnit.SECONDS)
+                            .withMaxReplyBytes(Integer.MAX_VALUE)));
         }
     }
 
@@ -143,7 +147,8 @@ class ChunkTest {
             }
         };
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), big)) {
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(9, 1, new byte[0]), 2048);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(9, 1, new byte[0]),
+                    CallOptions.DEFAULT.withMaxReplyBytes(2048));
             CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(CompletionException.class, f::join);
             assertInstanceOf(RdmaErrorException.class, e.getCause());
             assertEquals(RpcRdma.ERR_CHUNK, ((RdmaErrorException) e.getCause()).errorCode());
@@ -431,7 +436,9 @@ class ChunkTest {
             byte[] data = pattern(10_001, 5); // unaligned: 3 bytes of pad not sent
             MemorySegment call = writeCall(0xc0, data);
             MemorySegment receptacle = MemorySegment.ofArray(new byte[16_384]);
-            ReceivedMessage m = p.client().call(call, new DdpArgument(44, data.length), receptacle, 0).join();
+            ReceivedMessage m = p.client().call(call,
+                    CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, data.length))
+                            .withReceptacle(receptacle)).join();
             assertEquals(data.length, m.placedBytes());
             assertArrayEquals(data, receptacle.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
             assertEquals(0, receptacle.get(ValueLayout.JAVA_BYTE, data.length), "no pad written");
@@ -454,7 +461,8 @@ class ChunkTest {
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), ddpEcho())) {
             byte[] data = pattern(1001, 7);
             MemorySegment receptacle = MemorySegment.ofArray(new byte[1001]);
-            ReceivedMessage m = p.client().call(writeCall(0xc5, data), new DdpArgument(44, data.length), receptacle, 0)
+            ReceivedMessage m = p.client().call(writeCall(0xc5, data),
+                    CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, data.length)).withReceptacle(receptacle))
                     .join();
             assertEquals(1001, m.placedBytes());
             assertArrayEquals(data, receptacle.toArray(ValueLayout.JAVA_BYTE));
@@ -497,8 +505,9 @@ class ChunkTest {
             MemorySegment.copy(MemorySegment.ofArray(data), 0, a, 4, data.length);
             MemorySegment.copy(MemorySegment.ofArray(trailer), 0, a, 4 + Xdr.roundUp(data.length), trailer.length);
             MemorySegment receptacle = MemorySegment.ofArray(new byte[8192]);
-            ReceivedMessage m = p.client().call(callMsg(0xc6, 2, args), new DdpArgument(44, data.length), receptacle,
-                    4096).join();
+            ReceivedMessage m = p.client().call(callMsg(0xc6, 2, args),
+                    CallOptions.DEFAULT.withMaxReplyBytes(4096).withDdpArgument(new DdpArgument(44, data.length))
+                            .withReceptacle(receptacle)).join();
             assertEquals(data.length, m.placedBytes());
             assertArrayEquals(data, receptacle.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
             assertEquals(28 + trailer.length, m.bytes().byteSize());
@@ -515,7 +524,8 @@ class ChunkTest {
     void aReceptacleTheServerDoesNotUseReportsZeroPlaced() {
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), echo())) {
             MemorySegment receptacle = MemorySegment.ofArray(new byte[64]);
-            ReceivedMessage m = p.client().call(callMsg(0xc1, 1, new byte[] {1, 2, 3, 4}), null, receptacle, 0)
+            ReceivedMessage m = p.client().call(callMsg(0xc1, 1, new byte[] {1, 2, 3, 4}),
+                    CallOptions.DEFAULT.withReceptacle(receptacle))
                     .join();
             assertEquals(0, m.placedBytes());
             assertArrayEquals(new byte[] {1, 2, 3, 4}, results(m));
@@ -528,7 +538,8 @@ class ChunkTest {
         List<IncomingCall> held = new ArrayList<>();
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), held::add)) {
             MemorySegment receptacle = MemorySegment.ofArray(new byte[64]);
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xc2, 1, new byte[0]), null, receptacle, 0);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xc2, 1, new byte[0]),
+                    CallOptions.DEFAULT.withReceptacle(receptacle));
             RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             RpcRdmaHeader h = header(0xc2, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
@@ -550,7 +561,8 @@ class ChunkTest {
     void aReplyClaimingMoreThanTheReplyChunkOfferedFailsTheCallAndReadsNothing() {
         List<IncomingCall> held = new ArrayList<>();
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), held::add)) {
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x90, 1, new byte[0]), 4096);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x90, 1, new byte[0]),
+                    CallOptions.DEFAULT.withMaxReplyBytes(4096));
             CallExposure x = ((CallFuture) f).request().exposure();
             RpcRdmaHeader offered = x.header();
             RpcRdmaHeader h = header(0x90, RpcRdma.RDMA_NOMSG).hasReplyChunk(true);
@@ -562,7 +574,7 @@ class ChunkTest {
             assertTrue(e.getCause().getMessage().contains("claims 4097 bytes"), e.getCause().getMessage());
             assertEquals(0, p.exposedCount(), "the call's rkeys were withdrawn");
             // a different handle is refused too
-            f = p.client().call(callMsg(0x91, 1, new byte[0]), 4096);
+            f = p.client().call(callMsg(0x91, 1, new byte[0]), CallOptions.DEFAULT.withMaxReplyBytes(4096));
             offered = ((CallFuture) f).request().exposure().header();
             h = header(0x91, RpcRdma.RDMA_NOMSG).hasReplyChunk(true);
             h.replyChunk().add(offered.replyChunk().handle(0) + 1, 24, offered.replyChunk().offset(0));
@@ -575,7 +587,8 @@ class ChunkTest {
     @Test
     void aLateRdmaWriteWithACompletedCallsRkeyFails() {
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), echo())) {
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xa0, 1, new byte[4]), 4096);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xa0, 1, new byte[4]),
+                    CallOptions.DEFAULT.withMaxReplyBytes(4096));
             RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             f.join().release();
             ChunkBuffer b = RawAccess.link(p.server()).allocateChunk(8);
@@ -588,7 +601,8 @@ class ChunkTest {
     void aTimedOutCallWithdrawsItsRkeys() {
         List<IncomingCall> held = new ArrayList<>();
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), held::add)) {
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xb0, 1, new byte[2000]), 4096);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xb0, 1, new byte[2000]),
+                    CallOptions.DEFAULT.withMaxReplyBytes(4096));
             assertEquals(2, p.exposedCount(), "a long call and a Reply chunk");
             f.cancel(false);
             assertEquals(0, p.exposedCount());

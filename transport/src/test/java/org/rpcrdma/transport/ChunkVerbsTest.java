@@ -55,7 +55,8 @@ class ChunkVerbsTest {
     }
 
     private byte[] echoOf(byte[] args) throws Exception {
-        ReceivedMessage m = client.connection().call(callMsg(args.length, 1, args), args.length + 64)
+        ReceivedMessage m = client.connection().call(callMsg(args.length, 1, args),
+                CallOptions.DEFAULT.withMaxReplyBytes(args.length + 64))
                 .get(60, TimeUnit.SECONDS);
         try {
             return results(m);
@@ -96,7 +97,8 @@ class ChunkVerbsTest {
         for (int i = 0; i < 16; i++) {
             byte[] a = pattern(20_000 + i);
             args.add(a);
-            fs.add(client.connection().call(callMsg(100 + i, 1, a), a.length + 64));
+            fs.add(client.connection().call(callMsg(100 + i, 1, a),
+                    CallOptions.DEFAULT.withMaxReplyBytes(a.length + 64)));
         }
         for (int i = 0; i < fs.size(); i++) {
             ReceivedMessage m = fs.get(i).get(60, TimeUnit.SECONDS);
@@ -108,7 +110,8 @@ class ChunkVerbsTest {
     @Test
     void aReplyChunkOfferedButNotNeededIsLeftUnused() throws Exception {
         start(EndpointVerbsTest.OPTS.withInlineThreshold(1024), echo());
-        ReceivedMessage m = client.connection().call(callMsg(1, 1, new byte[] {9, 8, 7}), 4240)
+        ReceivedMessage m = client.connection().call(callMsg(1, 1, new byte[] {9, 8, 7}),
+                CallOptions.DEFAULT.withMaxReplyBytes(4240))
                 .get(30, TimeUnit.SECONDS);
         assertArrayEquals(new byte[] {9, 8, 7}, results(m));
         m.release();
@@ -133,7 +136,8 @@ class ChunkVerbsTest {
             byte[] data = ChunkTest.pattern(size, size);
             MemorySegment receptacle = MemorySegment.ofArray(new byte[size + 3]);
             ReceivedMessage m = client.connection().call(ChunkTest.writeCall(size, data),
-                    new DdpArgument(44, size), receptacle, 0).get(60, TimeUnit.SECONDS);
+                    CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, size))
+                            .withReceptacle(receptacle)).get(60, TimeUnit.SECONDS);
             assertEquals(size, m.placedBytes());
             assertArrayEquals(data, receptacle.asSlice(0, size).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
             m.release();
@@ -147,7 +151,8 @@ class ChunkVerbsTest {
         start(EndpointVerbsTest.OPTS.withInlineThreshold(1024), RemoteInvalidationTest.SMALL_REPLY);
         MemorySegment receptacle = MemorySegment.ofArray(new byte[8192]);
         receptacle.fill((byte) 0x55);
-        ReceivedMessage m = client.connection().call(callMsg(4, 1, new byte[8]), null, receptacle, 0)
+        ReceivedMessage m = client.connection().call(callMsg(4, 1, new byte[8]),
+                CallOptions.DEFAULT.withReceptacle(receptacle))
                 .get(30, TimeUnit.SECONDS);
         assertEquals(0, m.placedBytes());
         m.release();
@@ -195,7 +200,8 @@ class ChunkVerbsTest {
         Connection sc = serverConn.get();
         for (int size : new int[] {5000, 1 << 20}) {
             byte[] args = pattern(size);
-            ReceivedMessage m = sc.call(callMsg(size, 1, args), size + 64).get(60, TimeUnit.SECONDS);
+            ReceivedMessage m = sc.call(callMsg(size, 1, args),
+                    CallOptions.DEFAULT.withMaxReplyBytes(size + 64)).get(60, TimeUnit.SECONDS);
             assertArrayEquals(args, results(m), size + " bytes");
         }
         Connection c = client.connection();

@@ -1167,7 +1167,7 @@ final class ConformanceTable {
                 "fails MalformedReplyException", x -> {
                     int xid = x.xid();
                     CompletableFuture<ReceivedMessage> f = x.dut().call(MemorySegment.ofArray(call(xid, P_NULL,
-                            new byte[0])), 8192);
+                            new byte[0])), CallOptions.DEFAULT.withMaxReplyBytes(8192));
                     byte[] c = x.awaitXid(xid);
                     RpcRdmaHeader h = c == null ? null : decode(c);
                     if (h == null || !h.hasReplyChunk()) {
@@ -1198,7 +1198,7 @@ final class ConformanceTable {
                     int inline = x.dut().receiveInlineThreshold();
                     int max = inline - RpcRdma.INLINE_MSG_HEADER_BYTES - 8; // fits a 28-byte header, not one with a write list
                     CompletableFuture<ReceivedMessage> f = x.dut().call(MemorySegment.ofArray(call(xid, P_NULL,
-                            new byte[0])), null, receptacle, max);
+                            new byte[0])), CallOptions.DEFAULT.withMaxReplyBytes(max).withReceptacle(receptacle));
                     byte[] c = x.awaitXid(xid);
                     RpcRdmaHeader h = c == null ? null : decode(c);
                     x.send(M.hdr(xid, 1, ConformancePlayer.GRANT, RpcRdma.RDMA_MSG).w(0, 1, 1)
@@ -1336,7 +1336,7 @@ final class ConformanceTable {
     private static String longReplyCase(Ctx x, int result, int credit) throws InterruptedException {
         int xid = x.xid();
         CompletableFuture<ReceivedMessage> f = x.dut().call(MemorySegment.ofArray(call(xid, P_NULL, new byte[0])),
-                8192);
+                CallOptions.DEFAULT.withMaxReplyBytes(8192));
         byte[] c = x.awaitXid(xid);
         RpcRdmaHeader h = c == null ? null : decode(c);
         if (h == null || !h.hasReplyChunk()) {
@@ -1369,7 +1369,7 @@ final class ConformanceTable {
         int xid = x.xid();
         MemorySegment receptacle = MemorySegment.ofArray(new byte[64]);
         CompletableFuture<ReceivedMessage> f = x.dut().call(MemorySegment.ofArray(call(xid, P_NULL, new byte[0])),
-                null, receptacle, 0);
+                CallOptions.DEFAULT.withReceptacle(receptacle));
         byte[] c = x.awaitXid(xid);
         RpcRdmaHeader h = c == null ? null : decode(c);
         if (h == null || h.writeList().chunkCount() != 1) {

@@ -62,7 +62,8 @@ class ConnectionLoopbackTest {
             p.server.handler(echo());
             assertArrayEquals(new byte[0], results(p.client.call(callMsg(1, 100, new byte[0])).get(5, TimeUnit.SECONDS)));
             byte[] payload = "hello rdma".getBytes();
-            assertArrayEquals(payload, results(p.client.callAndWait(callMsg(2, 100, payload), 5, TimeUnit.SECONDS)));
+            assertArrayEquals(payload, results(p.client.callAndWait(callMsg(2, 100, payload),
+                    CallOptions.timeout(5, TimeUnit.SECONDS))));
             assertEquals(8, p.client.ownCallWindow(), "server's grant applied to the forward account");
         }
     }
@@ -283,8 +284,8 @@ class ConnectionLoopbackTest {
             results(p.client.call(callMsg(0, 1, new byte[4])).get(5, TimeUnit.SECONDS));
             long t0 = System.nanoTime();
             var byDefault = p.client.call(callMsg(1, 1, new byte[4]));
-            var own = p.client.call(callMsg(2, 1, new byte[4]), 50, TimeUnit.MILLISECONDS);
-            var none = p.client.call(callMsg(3, 1, new byte[4]), 0, TimeUnit.MILLISECONDS);
+            var own = p.client.call(callMsg(2, 1, new byte[4]), CallOptions.timeout(50, TimeUnit.MILLISECONDS));
+            var none = p.client.call(callMsg(3, 1, new byte[4]), CallOptions.timeout(0, TimeUnit.MILLISECONDS));
             CallTimeoutException e = assertInstanceOf(CallTimeoutException.class,
                     assertThrows(ExecutionException.class, () -> own.get(5, TimeUnit.SECONDS)).getCause());
             assertEquals(2, e.xid());
@@ -293,8 +294,9 @@ class ConnectionLoopbackTest {
                     assertThrows(ExecutionException.class, () -> byDefault.get(5, TimeUnit.SECONDS)).getCause());
             assertTrue(System.nanoTime() - t0 >= TimeUnit.MILLISECONDS.toNanos(200), "the default is 200 ms");
             assertFalse(none.isDone(), "a call without a timeout waits");
-            assertThrows(java.util.concurrent.TimeoutException.class,
-                    () -> p.client.callAndWait(callMsg(4, 1, new byte[4]), 50, TimeUnit.MILLISECONDS));
+            assertThrows(CallTimeoutException.class,
+                    () -> p.client.callAndWait(callMsg(4, 1, new byte[4]),
+                            CallOptions.timeout(50, TimeUnit.MILLISECONDS)));
             assertEquals(3, p.client.abandonedCalls(), "timed-out calls keep their credit until the reply");
             assertEquals(2, p.client.stats().callTimeouts.sum(), "callAndWait's own wait is not the call's deadline");
             p.serverSide.sync();

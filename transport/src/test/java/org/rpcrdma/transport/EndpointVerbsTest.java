@@ -161,13 +161,14 @@ class EndpointVerbsTest {
         start(OPTS.withBusyPoll(false).withPollSpinMicros(1_000_000), echo());
         Connection c = client.connection();
         for (int i = 0; i < 20; i++) {
-            c.callAndWait(callMsg(0x100 + i, 1, new byte[4]), 30, TimeUnit.SECONDS).release();
+            c.callAndWait(callMsg(0x100 + i, 1, new byte[4]), CallOptions.timeout(30, TimeUnit.SECONDS)).release();
         }
         long wakeups0 = server.stats().channelWakeups.sum();
         int n = 200;
         for (int i = 0; i < n; i++) {
             byte[] a = {(byte) i, 1, 2, 3};
-            assertArrayEquals(a, results(c.callAndWait(callMsg(0x400 + i, 1, a), 30, TimeUnit.SECONDS)));
+            assertArrayEquals(a, results(c.callAndWait(callMsg(0x400 + i, 1, a),
+                    CallOptions.timeout(30, TimeUnit.SECONDS))));
         }
         long wakeups = server.stats().channelWakeups.sum() - wakeups0;
         // each call comes well within 1 s of the last completion: the server never needs its channel
@@ -179,7 +180,7 @@ class EndpointVerbsTest {
         start(OPTS, echo()); // defaults: completion events, no spin
         Connection c = client.connection();
         for (int i = 0; i < 20; i++) { // the poller may hold the channel for the first call
-            c.callAndWait(callMsg(0x100 + i, 1, new byte[4]), 30, TimeUnit.SECONDS).release();
+            c.callAndWait(callMsg(0x100 + i, 1, new byte[4]), CallOptions.timeout(30, TimeUnit.SECONDS)).release();
         }
         RpcRdmaStats st = c.stats();
         long taken0 = st.repliesTakenByCaller.sum();
@@ -188,7 +189,8 @@ class EndpointVerbsTest {
         int n = 200;
         for (int i = 0; i < n; i++) {
             byte[] a = {(byte) i, 1, 2, 3};
-            assertArrayEquals(a, results(c.callAndWait(callMsg(0x400 + i, 1, a), 30, TimeUnit.SECONDS)));
+            assertArrayEquals(a, results(c.callAndWait(callMsg(0x400 + i, 1, a),
+                    CallOptions.timeout(30, TimeUnit.SECONDS))));
         }
         long taken = st.repliesTakenByCaller.sum() - taken0;
         long handed = st.repliesHandedOff.sum() - handed0;
@@ -234,7 +236,8 @@ class EndpointVerbsTest {
             });
             for (int i = 0; i < 100; i++) { // this thread drives the client's CQ itself when it can
                 byte[] w = {(byte) i, 'w', 0, 0};
-                assertArrayEquals(w, results(c.callAndWait(callMsg(0x3000 + i, 1, w), 30, TimeUnit.SECONDS)));
+                assertArrayEquals(w, results(c.callAndWait(callMsg(0x3000 + i, 1, w),
+                        CallOptions.timeout(30, TimeUnit.SECONDS))));
             }
             async.get(60, TimeUnit.SECONDS);
             backward.get(60, TimeUnit.SECONDS);

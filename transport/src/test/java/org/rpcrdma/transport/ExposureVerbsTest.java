@@ -65,8 +65,10 @@ class ExposureVerbsTest {
     /** A long call (one rkey), then one offering a Reply chunk too (two rkeys); returns the client's stats. */
     private RpcRdmaStats oneAndTwoRkeys() throws Exception {
         Connection c = client.connection();
-        c.call(callMsg(1, 1, new byte[3000]), 0).get(30, TimeUnit.SECONDS).release();
-        c.call(callMsg(2, 1, new byte[3000]), 8000).get(30, TimeUnit.SECONDS).release();
+        c.call(callMsg(1, 1, new byte[3000]),
+                CallOptions.DEFAULT).get(30, TimeUnit.SECONDS).release();
+        c.call(callMsg(2, 1, new byte[3000]),
+                CallOptions.DEFAULT.withMaxReplyBytes(8000)).get(30, TimeUnit.SECONDS).release();
         return c.stats();
     }
 
@@ -86,7 +88,8 @@ class ExposureVerbsTest {
     private void echoChecked(int size) throws Exception {
         byte[] args = new byte[size];
         new Random(size).nextBytes(args);
-        ReceivedMessage m = client.connection().call(callMsg(size, 1, args), size + 64).get(60, TimeUnit.SECONDS);
+        ReceivedMessage m = client.connection().call(callMsg(size, 1, args),
+                CallOptions.DEFAULT.withMaxReplyBytes(size + 64)).get(60, TimeUnit.SECONDS);
         try {
             assertArrayEquals(args, results(m), size + " bytes");
         } finally {
@@ -142,7 +145,8 @@ class ExposureVerbsTest {
                 RemoteInvalidationTest.SMALL_REPLY.handle(call);
             }
         });
-        CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(5, 1, new byte[3000]), 0);
+        CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(5, 1, new byte[3000]),
+                CallOptions.DEFAULT);
         RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         int rkey = offered.readList().segments().handle(0);
         long addr = offered.readList().segments().offset(0);
@@ -180,12 +184,15 @@ class ExposureVerbsTest {
                 }
             });
             Connection first = client.connection();
-            first.call(callMsg(6, 1, new byte[16]), 0).get(30, TimeUnit.SECONDS).release();
-            CompletableFuture<ReceivedMessage> f = first.call(callMsg(7, 1, new byte[3000]), 1, TimeUnit.SECONDS);
+            first.call(callMsg(6, 1, new byte[16]),
+                    CallOptions.DEFAULT).get(30, TimeUnit.SECONDS).release();
+            CompletableFuture<ReceivedMessage> f = first.call(callMsg(7, 1, new byte[3000]),
+                    CallOptions.timeout(1, TimeUnit.SECONDS));
             ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS));
             assertInstanceOf(CallTimeoutException.class, e.getCause());
             assertTrue(answered.await(30, TimeUnit.SECONDS));
-            first.call(callMsg(8, 1, new byte[3000]), 30, TimeUnit.SECONDS).get(30, TimeUnit.SECONDS).release();
+            first.call(callMsg(8, 1, new byte[3000]),
+                    CallOptions.timeout(30, TimeUnit.SECONDS)).get(30, TimeUnit.SECONDS).release();
             assertTrue(first.isOpen(), "the connection stays");
             assertSame(first, client.connection());
             RpcRdmaStats cs = first.stats();
@@ -213,10 +220,11 @@ class ExposureVerbsTest {
             }
         });
         Connection c = client.connection();
-        c.call(callMsg(1, 1, new byte[16]), 0).get(30, TimeUnit.SECONDS).release(); // opens the credit window
+        c.call(callMsg(1, 1, new byte[16]),
+                CallOptions.DEFAULT).get(30, TimeUnit.SECONDS).release(); // opens the credit window
         java.util.List<CompletableFuture<ReceivedMessage>> calls = new java.util.ArrayList<>();
         for (int i = 0; i < 6; i++) {
-            calls.add(c.call(callMsg(20 + i, 1, new byte[3000]), 0));
+            calls.add(c.call(callMsg(20 + i, 1, new byte[3000]), CallOptions.DEFAULT));
         }
         java.util.List<IncomingCall> in = new java.util.ArrayList<>();
         for (int i = 0; i < 6; i++) {
@@ -233,7 +241,8 @@ class ExposureVerbsTest {
             }
         }
         assertTrue(c.isOpen());
-        c.call(callMsg(30, 1, new byte[16]), 0).get(30, TimeUnit.SECONDS).release(); // after the late reply
+        c.call(callMsg(30, 1, new byte[16]),
+                CallOptions.DEFAULT).get(30, TimeUnit.SECONDS).release(); // after the late reply
         RpcRdmaStats cs = c.stats();
         assertEquals(6, cs.windowsBound.sum());
         assertEquals(6, cs.remoteInvalidations.sum(), "every window withdrawn, each once, by the server's Send");
@@ -252,8 +261,10 @@ class ExposureVerbsTest {
     void aClientWithoutWindowsClearsRSoItsOneKeyCallSurvives() throws Exception {
         start(opts(), opts().withMemoryWindows(false), RemoteInvalidationTest.SMALL_REPLY);
         Connection c = client.connection();
-        c.call(callMsg(1, 1, new byte[3000]), 0).get(30, TimeUnit.SECONDS).release();
-        c.call(callMsg(2, 1, new byte[16]), 0).get(30, TimeUnit.SECONDS).release();
+        c.call(callMsg(1, 1, new byte[3000]),
+                CallOptions.DEFAULT).get(30, TimeUnit.SECONDS).release();
+        c.call(callMsg(2, 1, new byte[16]),
+                CallOptions.DEFAULT).get(30, TimeUnit.SECONDS).release();
         assertTrue(c.isOpen());
         assertFalse(c.remoteInvalidation(), "R clear: a registration cannot be invalidated remotely");
         assertEquals(0, server.stats().sendsWithInvalidate.sum());
@@ -282,17 +293,20 @@ class ExposureVerbsTest {
         assertTrue(c.remoteInvalidation());
         java.util.List<CompletableFuture<ReceivedMessage>> calls = new java.util.ArrayList<>();
         for (int i = 0; i < 5; i++) {
-            calls.add(c.call(callMsg(40 + i, 1, new byte[3000]), 8000)); // two rkeys each
+            calls.add(c.call(callMsg(40 + i, 1, new byte[3000]),
+                    CallOptions.DEFAULT.withMaxReplyBytes(8000))); // two rkeys each
         }
         IncomingCall first = held.poll(30, TimeUnit.SECONDS);
-        CompletableFuture<ReceivedMessage> sixth = c.call(callMsg(50, 1, new byte[3000]), 0);
+        CompletableFuture<ReceivedMessage> sixth = c.call(callMsg(50, 1, new byte[3000]),
+                CallOptions.DEFAULT);
         RemoteInvalidationTest.SMALL_REPLY.handle(first);
         for (CompletableFuture<ReceivedMessage> f : calls) {
             f.get(30, TimeUnit.SECONDS).release();
         }
         ExecutionException e = assertThrows(ExecutionException.class, () -> sixth.get(30, TimeUnit.SECONDS));
         assertInstanceOf(ChunksUnavailableException.class, e.getCause());
-        c.call(callMsg(51, 1, new byte[3000]), 0).get(30, TimeUnit.SECONDS).release();
+        c.call(callMsg(51, 1, new byte[3000]),
+                CallOptions.DEFAULT).get(30, TimeUnit.SECONDS).release();
         assertTrue(c.isOpen());
         RpcRdmaStats cs = c.stats();
         assertEquals(0, cs.exposureRegistrations.sum(), "never a registration while R is negotiated");
@@ -349,7 +363,7 @@ class ExposureVerbsTest {
             start(o, o, RemoteInvalidationTest.SMALL_REPLY);
         }
         CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(3, 1, new byte[3000]),
-                replyChunk ? 4096 : 0);
+                CallOptions.DEFAULT.withMaxReplyBytes(replyChunk ? 4096 : 0));
         RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         int rkey = write ? offered.replyChunk().handle(0) : offered.readList().segments().handle(0);
         long addr = write ? offered.replyChunk().offset(0) : offered.readList().segments().offset(0);
@@ -377,7 +391,8 @@ class ExposureVerbsTest {
             b.release();
         }
         // the other client's connection carries on
-        other.connection().call(callMsg(9, 1, new byte[3000]), 8000).get(30, TimeUnit.SECONDS).release();
+        other.connection().call(callMsg(9, 1, new byte[3000]),
+                CallOptions.DEFAULT.withMaxReplyBytes(8000)).get(30, TimeUnit.SECONDS).release();
         assertTrue(other.connection().isOpen());
     }
 }

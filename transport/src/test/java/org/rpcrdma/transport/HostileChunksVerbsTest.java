@@ -74,13 +74,15 @@ class HostileChunksVerbsTest {
                 () -> server.stats().toString());
         assertEquals(0, server.stats().rdmaReads.sum(), "nothing was read");
         assertTrue(hostile.connection().isOpen(), "a hostile call costs its call, not the connection");
-        client.connection().call(callMsg(1, 1, new byte[3000]), 0).get(30, TimeUnit.SECONDS).release();
+        client.connection().call(callMsg(1, 1, new byte[3000]),
+                CallOptions.DEFAULT).get(30, TimeUnit.SECONDS).release();
     }
 
     @Test
     void aResponderClaimingMoreThanTheReplyChunkOfferedFailsTheCallAndReadsNothing() throws Exception {
         start(opts(), call -> { }); // never answers: the test answers by hand
-        CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(0x90, 1, new byte[0]), 8192);
+        CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(0x90, 1, new byte[0]),
+                CallOptions.DEFAULT.withMaxReplyBytes(8192));
         RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         RpcRdmaHeader h = new RpcRdmaHeader(1, 1, 1, 1).clear().xid(0x90).credit(8).proc(RpcRdma.RDMA_NOMSG)
                 .hasReplyChunk(true);
@@ -93,8 +95,8 @@ class HostileChunksVerbsTest {
         assertTrue(e.getCause().getMessage().contains("claims 8193 bytes"), e.getCause().getMessage());
         // and a write chunk claiming more than offered
         MemorySegment receptacle = MemorySegment.ofArray(new byte[64]);
-        CompletableFuture<ReceivedMessage> g = client.connection().call(callMsg(0x91, 1, new byte[0]), null,
-                receptacle, 0);
+        CompletableFuture<ReceivedMessage> g = client.connection().call(callMsg(0x91, 1, new byte[0]),
+                CallOptions.DEFAULT.withReceptacle(receptacle));
         offered = ((CallFuture) g).request().exposure().header();
         h = new RpcRdmaHeader(1, 1, 1, 1).clear().xid(0x91).credit(8).proc(RpcRdma.RDMA_MSG);
         h.writeList().beginChunk();

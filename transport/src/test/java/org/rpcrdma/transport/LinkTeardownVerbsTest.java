@@ -166,7 +166,8 @@ class LinkTeardownVerbsTest {
                     backOff = false;
                 }
                 if (waitOnCaller) {
-                    try (ReceivedMessage m = client.connection().callAndWait(msg, 30, TimeUnit.SECONDS)) {
+                    try (ReceivedMessage m = client.connection().callAndWait(msg,
+                            CallOptions.timeout(30, TimeUnit.SECONDS))) {
                         tally.replies.increment();
                         tally.progress.increment();
                     }
@@ -179,11 +180,11 @@ class LinkTeardownVerbsTest {
                 if (window.size() >= 4) {
                     awaitEnd(window.poll(), tally);
                 }
+            } catch (CallTimeoutException e) {
+                tally.bad.add(e);
             } catch (RuntimeException e) { // refused at once: the client is closed or its link went
                 tally.failed(e);
                 backOff = true;
-            } catch (TimeoutException e) {
-                tally.bad.add(e);
             } catch (InterruptedException e) {
                 return;
             }

@@ -131,7 +131,8 @@ class ReceiveDefectsTest {
         List<IncomingCall> held = new ArrayList<>();
         try (InMemoryPair p = InMemoryPair.open(RAW_NO_R, held::add)) {
             MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x20, 1, new byte[0]), null, receptacle, 0);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x20, 1, new byte[0]),
+                    CallOptions.DEFAULT.withReceptacle(receptacle));
             assertEquals(1, held.size());
             // the reply of a failed NFS READ as one deployed server sends it: a write chunk of no segments
             MemorySegment fixed = words(0x20, 1, 8, RpcRdma.RDMA_MSG, 0, 1, 0, 0, 0);
@@ -154,13 +155,15 @@ class ReceiveDefectsTest {
         try (InMemoryPair p = InMemoryPair.open(RAW_NO_R, placeFirstHoldRest(secret, held))) {
             // an earlier call leaves its DDP result in the client's chunk memory
             MemorySegment first = MemorySegment.ofArray(new byte[64]);
-            ReceivedMessage m = get(p.client().call(callMsg(1, 1, new byte[0]), null, first, 0));
+            ReceivedMessage m = get(p.client().call(callMsg(1, 1, new byte[0]),
+                    CallOptions.DEFAULT.withReceptacle(first)));
             assertEquals(64, m.placedBytes());
             m.release();
             // the next call's receptacle goes through the same chunk memory; its reply echoes
             // the offered write chunk (full lengths) without writing a byte, as deployed servers do
             MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(2, 1, new byte[0]), null, receptacle, 0);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(2, 1, new byte[0]),
+                    CallOptions.DEFAULT.withReceptacle(receptacle));
             WriteList offered = ((CallFuture) f).request().exposure().header().writeList();
             RpcRdmaHeader h = header(2, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
@@ -180,7 +183,8 @@ class ReceiveDefectsTest {
         List<IncomingCall> held = new ArrayList<>();
         try (InMemoryPair p = InMemoryPair.open(RAW_NO_R, held::add)) {
             MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(3, 1, new byte[0]), null, receptacle, 0);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(3, 1, new byte[0]),
+                    CallOptions.DEFAULT.withReceptacle(receptacle));
             WriteList offered = ((CallFuture) f).request().exposure().header().writeList();
             RpcRdmaHeader h = header(3, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
@@ -201,7 +205,8 @@ class ReceiveDefectsTest {
         List<IncomingCall> held = new ArrayList<>();
         try (InMemoryPair p = InMemoryPair.open(RAW.withInlineThreshold(1024), held::add)) {
             MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(4, 1, new byte[0]), null, receptacle, 8192);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(4, 1, new byte[0]),
+                    CallOptions.DEFAULT.withMaxReplyBytes(8192).withReceptacle(receptacle));
             RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             // the responder writes a SYSTEM_ERR reply into the Reply chunk, then answers RDMA_NOMSG
             // returning the Reply chunk's length and the write chunk as it was offered
@@ -240,7 +245,7 @@ class ReceiveDefectsTest {
     private static void answeredSystemErrThenServes(InMemoryPair p) throws Exception {
         CompletableFuture<ReceivedMessage> f;
         try {
-            f = p.client().call(callMsg(0x30, 1, new byte[4]), 5, TimeUnit.SECONDS);
+            f = p.client().call(callMsg(0x30, 1, new byte[4]), CallOptions.timeout(5, TimeUnit.SECONDS));
         } catch (Throwable t) {
             throw new AssertionError("the call threw what the server's handler threw: " + t, t);
         }
@@ -248,7 +253,7 @@ class ReceiveDefectsTest {
         assertEquals(OncRpc.SYSTEM_ERR, Xdr.getInt(m.bytes(), 20), "answered SYSTEM_ERR for the handler");
         m.release();
         assertArrayEquals(new byte[] {1, 2, 3}, results(get(p.client().call(callMsg(0x31, 1, new byte[] {1, 2, 3}),
-                5, TimeUnit.SECONDS))));
+                CallOptions.timeout(5, TimeUnit.SECONDS)))));
         assertEquals(1, p.server().stats().handlerFailures.sum());
         quiet(p);
     }
@@ -287,7 +292,7 @@ class ReceiveDefectsTest {
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults(), oom)) {
             CompletableFuture<ReceivedMessage> f;
             try {
-                f = p.client().call(callMsg(0x32, 1, new byte[4]), 5, TimeUnit.SECONDS);
+                f = p.client().call(callMsg(0x32, 1, new byte[4]), CallOptions.timeout(5, TimeUnit.SECONDS));
             } catch (Throwable t) {
                 throw new AssertionError("the call threw what the server's handler threw: " + t, t);
             }
@@ -322,7 +327,7 @@ class ReceiveDefectsTest {
             }
             ran.get(5, TimeUnit.SECONDS);
             assertArrayEquals(new byte[] {2}, results(get(p.client().call(callMsg(0x34, 1, new byte[] {2}),
-                    5, TimeUnit.SECONDS))));
+                    CallOptions.timeout(5, TimeUnit.SECONDS)))));
             quiet(p);
         }
     }
@@ -465,7 +470,8 @@ class ReceiveDefectsTest {
         };
         try (InMemoryPair p = InMemoryPair.open(RAW.withInlineThreshold(1024), big)) {
             assertEquals(1, p.client().ownCallWindow(), "a new connection's window");
-            ReceivedMessage m = get(p.client().call(callMsg(0x61, 1, new byte[0]), 4096));
+            ReceivedMessage m = get(p.client().call(callMsg(0x61, 1, new byte[0]),
+                    CallOptions.DEFAULT.withMaxReplyBytes(4096)));
             assertEquals(3000, m.bytes().byteSize());
             m.release();
             assertEquals(1, p.client().stats().repliesThroughReplyChunk.sum());

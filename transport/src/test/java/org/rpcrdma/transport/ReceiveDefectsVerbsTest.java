@@ -123,14 +123,16 @@ class ReceiveDefectsVerbsTest {
         Connection c = start(EndpointVerbsTest.OPTS.withRemoteInvalidation(false), h);
         // heap receptacles go through the client's chunk memory: the first leaves its result there
         MemorySegment first = MemorySegment.ofArray(new byte[256]);
-        ReceivedMessage m = get(c.call(callMsg(1, 1, new byte[0]), null, first, 0));
+        ReceivedMessage m = get(c.call(callMsg(1, 1, new byte[0]),
+                CallOptions.DEFAULT.withReceptacle(first)));
         assertEquals(256, m.placedBytes());
         m.release();
         assertArrayEquals(secret, first.toArray(ValueLayout.JAVA_BYTE));
         byte[] mine = new byte[256];
         Arrays.fill(mine, (byte) 0x55);
         MemorySegment receptacle = MemorySegment.ofArray(mine.clone());
-        CompletableFuture<ReceivedMessage> f = c.call(callMsg(2, 1, new byte[0]), null, receptacle, 0);
+        CompletableFuture<ReceivedMessage> f = c.call(callMsg(2, 1, new byte[0]),
+                CallOptions.DEFAULT.withReceptacle(receptacle));
         assertTrue(waitFor(() -> held.size() == 1, 30_000), "the server holds the call");
         IncomingCall call = held.poll();
         // the reply echoes the offered chunk, full length, nothing written (a failed NFS READ, as deployed servers answer it)

@@ -81,8 +81,9 @@ class ReconnectVerbsTest {
         byte[] args = {'H', 2, 3, 4};
         // one answered call first: its reply grants more than the initial single credit
         assertArrayEquals(new byte[4], results(client.call(callMsg(0x76, 1, new byte[4])).get(30, TimeUnit.SECONDS)));
-        CompletableFuture<ReceivedMessage> retried = client.call(callMsg(0x77, 1, args), true);
-        CompletableFuture<ReceivedMessage> plain = client.call(callMsg(0x78, 1, args), false);
+        CompletableFuture<ReceivedMessage> retried = client.call(callMsg(0x77, 1, args),
+                CallOptions.DEFAULT.withRetry(true));
+        CompletableFuture<ReceivedMessage> plain = client.call(callMsg(0x78, 1, args), CallOptions.DEFAULT);
         assertTrue(waitFor(() -> h.seen.size() == 3), "server saw " + h.seen);
 
         h.first.get().close(0, TimeUnit.MILLISECONDS); // the server drops the connection
@@ -159,7 +160,8 @@ class ReconnectVerbsTest {
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, call -> { }, null);
         client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()),
                 OPTS.withConnectTimeoutMillis(10_000).withReconnectAttempts(2)); // a gone server rejects at once; 10 s covers a slow first connect under TCG
-        CompletableFuture<ReceivedMessage> f = client.call(callMsg(0x31, 1, new byte[0]), true);
+        CompletableFuture<ReceivedMessage> f = client.call(callMsg(0x31, 1, new byte[0]),
+                CallOptions.DEFAULT.withRetry(true));
         assertTrue(waitFor(() -> server.stats().callsReceived.sum() == 1));
         server.close();
         server = null;
@@ -223,7 +225,8 @@ class ReconnectVerbsTest {
         server = null;
         assertTrue(waitFor(() -> !before.isOpen()), "the client saw its connection go");
         byte[] args = ChunkTest.pattern(2000, 11); // inline at 4 KiB, not at 1 KiB
-        CompletableFuture<ReceivedMessage> parked = client.call(callMsg(0x91, 1, args), 60, TimeUnit.SECONDS, true);
+        CompletableFuture<ReceivedMessage> parked = client.call(callMsg(0x91, 1, args),
+                CallOptions.timeout(60, TimeUnit.SECONDS).withRetry(true));
         // the server comes back on the same port, taking 1 KiB Sends; it answers with the argument's length
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, port), OPTS.withInlineThreshold(1024), call -> {
             MemorySegment r = CoreDefectsTest.acceptedReply(call.xid(), org.rpcrdma.transport.wire.OncRpc.SUCCESS, 4);

@@ -53,7 +53,8 @@ class RegistrationCacheTest {
     private static void writeAndRead(InMemoryPair p, MemorySegment mem, MemorySegment receptacle, int xid) {
         byte[] data = pattern(20_001, xid);
         MemorySegment call = writeCallIn(mem, xid, data);
-        CompletableFuture<ReceivedMessage> f = p.client().call(call, new DdpArgument(44, data.length), receptacle, 0);
+        CompletableFuture<ReceivedMessage> f = p.client().call(call,
+                CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, data.length)).withReceptacle(receptacle));
         RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         assertEquals(call.address() + 44, offered.readList().segments().offset(0), "the payload is read in place");
         assertEquals(receptacle.address(), offered.writeList().offset(0, 0), "the result is written in place");
@@ -90,10 +91,11 @@ class RegistrationCacheTest {
             byte[] args = pattern(20_000, 7);
             MemorySegment call = mem.asSlice(0, 20_040);
             call.copyFrom(callMsg(0x70, 1, args));
-            assertArrayEquals(args, results(p.client().call(call, 32 << 10).join()));
+            assertArrayEquals(args, results(p.client().call(call,
+                    CallOptions.DEFAULT.withMaxReplyBytes(32 << 10)).join()));
             MemorySegment shorter = mem.asSlice(0, 18_040);
             shorter.copyFrom(callMsg(0x71, 1, new byte[18_000]));
-            results(p.client().call(shorter, 32 << 10).join());
+            results(p.client().call(shorter, CallOptions.DEFAULT.withMaxReplyBytes(32 << 10)).join());
             assertEquals(1, p.client().stats().registrationCacheHits.sum(), "inside the first one's pages");
             assertEquals(1, p.client().stats().registrationCacheMisses.sum());
         }
@@ -145,7 +147,7 @@ class RegistrationCacheTest {
         byte[] args = pattern(20_000, xid);
         MemorySegment call = m.asSlice(0, 20_040);
         call.copyFrom(callMsg(xid, 1, args));
-        assertArrayEquals(args, results(p.client().call(call, 32 << 10).join()));
+        assertArrayEquals(args, results(p.client().call(call, CallOptions.DEFAULT.withMaxReplyBytes(32 << 10)).join()));
         return new WeakReference<>(m.scope());
     }
 
@@ -179,7 +181,7 @@ class RegistrationCacheTest {
         byte[] args = pattern(20_000, xid);
         MemorySegment call = m.asSlice(0, 20_040);
         call.copyFrom(callMsg(xid, 1, args));
-        assertArrayEquals(args, results(p.client().call(call, 32 << 10).join()));
+        assertArrayEquals(args, results(p.client().call(call, CallOptions.DEFAULT.withMaxReplyBytes(32 << 10)).join()));
     }
 
     @Test
@@ -189,10 +191,12 @@ class RegistrationCacheTest {
         try (InMemoryPair p = InMemoryPair.open(o, held::add); Arena arena = Arena.ofShared()) {
             MemorySegment rec = arena.allocate(SIZE, 4096);
             MemorySegment other = arena.allocate(SIZE, 4096);
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x90, 1, new byte[8]), null, rec, 0);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x90, 1, new byte[8]),
+                    CallOptions.DEFAULT.withReceptacle(rec));
             RpcRdmaStats cs = p.client().stats();
             assertEquals(1, cs.zeroCopyExposures.sum());
-            CompletableFuture<ReceivedMessage> g = p.client().call(callMsg(0x91, 1, new byte[8]), null, other, 0);
+            CompletableFuture<ReceivedMessage> g = p.client().call(callMsg(0x91, 1, new byte[8]),
+                    CallOptions.DEFAULT.withReceptacle(other));
             assertEquals(1, cs.zeroCopyExposures.sum(), "no room: copied, the receptacle in use stays");
             assertEquals(0, cs.registrationCacheEvictions.sum());
             assertEquals(0, cs.registeredBufferDeregistrations.sum());
@@ -205,7 +209,8 @@ class RegistrationCacheTest {
             assertArrayEquals(result, rec.asSlice(0, 5000).toArray(ValueLayout.JAVA_BYTE));
             assertArrayEquals(result, other.asSlice(0, 5000).toArray(ValueLayout.JAVA_BYTE));
             held.clear();
-            CompletableFuture<ReceivedMessage> h = p.client().call(callMsg(0x92, 1, new byte[8]), null, other, 0);
+            CompletableFuture<ReceivedMessage> h = p.client().call(callMsg(0x92, 1, new byte[8]),
+                    CallOptions.DEFAULT.withReceptacle(other));
             assertEquals(1, cs.registrationCacheEvictions.sum(), "unused now: evicted");
             assertEquals(2, cs.zeroCopyExposures.sum());
             held.get(0).reply(echoReply(0x92, 5000), MemorySegment.ofArray(result));
@@ -221,7 +226,8 @@ class RegistrationCacheTest {
             byte[] data = pattern(20_001, 3);
             MemorySegment call = writeCallIn(mem, 3, data);
             MemorySegment rec = a.allocate(SIZE);
-            CompletableFuture<ReceivedMessage> f = p.client().call(call, new DdpArgument(44, data.length), rec, 0);
+            CompletableFuture<ReceivedMessage> f = p.client().call(call,
+                    CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, data.length)).withReceptacle(rec));
             RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             assertNotEquals(rec.address(), offered.writeList().offset(0, 0), "chunk memory, not the caller's");
             f.join().release();
@@ -243,8 +249,9 @@ class RegistrationCacheTest {
             int xid = 1;
             for (MemorySegment rec : copied) {
                 byte[] data = pattern(3001, xid);
-                ReceivedMessage m = p.client().call(writeCall(xid++, data), new DdpArgument(44, data.length), rec,
-                        0).join();
+                ReceivedMessage m = p.client().call(writeCall(xid++, data),
+                        CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, data.length))
+                                .withReceptacle(rec)).join();
                 assertEquals(data.length, m.placedBytes());
                 m.release();
                 assertArrayEquals(data, rec.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
@@ -282,7 +289,8 @@ class RegistrationCacheTest {
         try (InMemoryPair p = InMemoryPair.open(OPTS, held::add)) {
             Arena a = Arena.ofShared();
             MemorySegment rec = a.allocate(SIZE);
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xa0, 1, new byte[8]), null, rec, 0);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xa0, 1, new byte[8]),
+                    CallOptions.DEFAULT.withReceptacle(rec));
             assertEquals(1, p.client().stats().zeroCopyExposures.sum());
             a.close(); // the caller's error: the pages stay registered, the result is lost
             held.get(0).reply(echoReply(0xa0, 5000), MemorySegment.ofArray(pattern(5000, 1)));
@@ -300,8 +308,9 @@ class RegistrationCacheTest {
         try (InMemoryPair p = InMemoryPair.open(OPTS, ddpEcho()); Arena a = Arena.ofShared()) {
             MemorySegment rec = a.allocate(SIZE);
             byte[] data = pattern(20_001, 4);
-            CompletableFuture<ReceivedMessage> f = p.client().call(writeCall(4, data), new DdpArgument(44,
-                    data.length), rec, 0);
+            CompletableFuture<ReceivedMessage> f = p.client().call(writeCall(4, data),
+                    CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44,
+                    data.length)).withReceptacle(rec));
             int rkey = ((CallFuture) f).request().exposure().header().writeList().handle(0, 0);
             f.join().release();
             assertEquals(1, p.client().stats().zeroCopyExposures.sum());

@@ -53,7 +53,8 @@ class RegistrationCacheVerbsTest {
         MemorySegment call = mem.asSlice(0, msg.byteSize());
         call.copyFrom(msg);
         rec.fill((byte) 0x55);
-        CompletableFuture<ReceivedMessage> f = c.call(call, new DdpArgument(44, data.length), rec, 0);
+        CompletableFuture<ReceivedMessage> f = c.call(call,
+                CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, data.length)).withReceptacle(rec));
         RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         assertEquals(call.address() + 44, offered.readList().segments().offset(0), "the payload is read in place");
         assertEquals(rec.address(), offered.writeList().offset(0, 0), "the result is written in place");
@@ -145,7 +146,8 @@ class RegistrationCacheVerbsTest {
             assertTrue(waitFor(() -> !before.isOpen()), "the client saw the loss");
             assertTrue(waitFor(() -> before.stats().registeredBufferDeregistrations.sum() == 2),
                     "the lost link deregistered both");
-            client.call(ConnectionLoopbackTest.callMsg(0x300, 1, new byte[4]), 60, TimeUnit.SECONDS, false)
+            client.call(ConnectionLoopbackTest.callMsg(0x300, 1, new byte[4]),
+                    CallOptions.timeout(60, TimeUnit.SECONDS))
                     .get(60, TimeUnit.SECONDS).release(); // waits while the client reconnects
             Connection after = client.connection();
             assertEquals(1, client.reconnects());

@@ -38,17 +38,18 @@ class RemoteInvalidationTest {
             RpcRdmaStats cs = p.client().stats();
             RpcRdmaStats ss = p.server().stats();
             // a long call (one rkey: its Position-Zero Read chunk), a reply that fits inline
-            p.client().call(callMsg(1, 1, new byte[3000]), 0).join().release();
+            p.client().call(callMsg(1, 1, new byte[3000]), CallOptions.DEFAULT).join().release();
             assertEquals(on ? 1 : 0, ss.sendsWithInvalidate.sum());
             assertEquals(on ? 1 : 0, cs.remoteInvalidations.sum());
             assertEquals(on ? 0 : 1, cs.localInvalidations.sum());
             // a long call offering a Reply chunk: two rkeys, a plain Send, both withdrawn by us
-            p.client().call(callMsg(2, 1, new byte[3000]), 8000).join().release();
+            p.client().call(callMsg(2, 1, new byte[3000]),
+                    CallOptions.DEFAULT.withMaxReplyBytes(8000)).join().release();
             assertEquals(on ? 1 : 0, ss.sendsWithInvalidate.sum());
             assertEquals(on ? 1 : 0, cs.remoteInvalidations.sum());
             assertEquals(on ? 2 : 3, cs.localInvalidations.sum());
             // an inline call offering only a Reply chunk: one rkey again
-            p.client().call(callMsg(3, 1, new byte[10]), 8000).join().release();
+            p.client().call(callMsg(3, 1, new byte[10]), CallOptions.DEFAULT.withMaxReplyBytes(8000)).join().release();
             assertEquals(on ? 2 : 0, ss.sendsWithInvalidate.sum());
             assertEquals(0, p.exposedCount(), "no rkey outlives its call");
             assertEquals(0, cs.remoteInvalidationsUnnegotiated.sum());
@@ -102,10 +103,10 @@ class RemoteInvalidationTest {
         };
         try (InMemoryPair p = InMemoryPair.open(o, holdFromTwenty)) {
             // a first reply opens the credit window (RFC 8166 §3.3: a new connection's is 1)
-            p.client().call(callMsg(1, 1, new byte[16]), 0).join().release();
+            p.client().call(callMsg(1, 1, new byte[16]), CallOptions.DEFAULT).join().release();
             java.util.List<java.util.concurrent.CompletableFuture<ReceivedMessage>> calls = new java.util.ArrayList<>();
             for (int i = 0; i < 6; i++) {
-                calls.add(p.client().call(callMsg(20 + i, 1, new byte[3000]), 0));
+                calls.add(p.client().call(callMsg(20 + i, 1, new byte[3000]), CallOptions.DEFAULT));
             }
             assertEquals(6, held.size(), "the server pulled every call");
             assertTrue(calls.get(2).cancel(false));
@@ -126,7 +127,7 @@ class RemoteInvalidationTest {
             assertEquals(on ? 6 : 0, cs.remoteInvalidations.sum());
             assertEquals(on ? 0 : 6, cs.localInvalidations.sum());
             assertEquals(0, p.client().heldReceives(), "no receive buffer kept by the late reply");
-            p.client().call(callMsg(30, 1, new byte[3000]), 0).join().release();
+            p.client().call(callMsg(30, 1, new byte[3000]), CallOptions.DEFAULT).join().release();
         }
     }
 
@@ -146,12 +147,13 @@ class RemoteInvalidationTest {
             }
         };
         try (InMemoryPair p = InMemoryPair.open(o, holdForty)) {
-            p.client().call(callMsg(1, 1, new byte[16]), 0).join().release(); // opens the credit window
+            p.client().call(callMsg(1, 1, new byte[16]),
+                    CallOptions.DEFAULT).join().release(); // opens the credit window
             RegisteredBuffer buf = p.allocateRegistered(4096);
             MemorySegment call = callMsg(40, 1, new byte[3000]);
             MemorySegment.copy(call, 0, buf.segment(), 0, call.byteSize());
             java.util.concurrent.CompletableFuture<ReceivedMessage> f = p.client().call(
-                    buf.segment().asSlice(0, call.byteSize()), 0);
+                    buf.segment().asSlice(0, call.byteSize()), CallOptions.DEFAULT);
             assertEquals(1, held.size());
             assertEquals(1, p.client().stats().zeroCopyExposures.sum(), "exposed in place");
             f.cancel(false);

@@ -230,7 +230,8 @@ class RequesterDefectsTest {
             b.server.handler(heldB::add);
             CountDownLatch release = new CountDownLatch(1);
             CountDownLatch blocking = new CountDownLatch(1);
-            a.client.call(callMsg(1, 1, new byte[4]), 50, TimeUnit.MILLISECONDS).whenComplete((r, t) -> {
+            a.client.call(callMsg(1, 1, new byte[4]),
+                    CallOptions.timeout(50, TimeUnit.MILLISECONDS)).whenComplete((r, t) -> {
                 blocking.countDown();
                 try {
                     release.await(20, TimeUnit.SECONDS); // a user's continuation that blocks
@@ -241,8 +242,8 @@ class RequesterDefectsTest {
             try {
                 assertTrue(blocking.await(5, TimeUnit.SECONDS), "the first call timed out");
                 long t0 = System.nanoTime();
-                CompletableFuture<ReceivedMessage> other = b.client.call(callMsg(2, 1, new byte[4]), 200,
-                        TimeUnit.MILLISECONDS);
+                CompletableFuture<ReceivedMessage> other = b.client.call(callMsg(2, 1, new byte[4]),
+                        CallOptions.timeout(200, TimeUnit.MILLISECONDS));
                 Throwable t = failureOf(other, 3000);
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
                 assertInstanceOf(CallTimeoutException.class, t, "the 200 ms call timed out within 3 s (took "
@@ -261,9 +262,10 @@ class RequesterDefectsTest {
             p.server.handler(held::add);
             AtomicReference<Throwable> joined = new AtomicReference<>();
             CountDownLatch done = new CountDownLatch(1);
-            p.client.call(callMsg(1, 1, new byte[4]), 50, TimeUnit.MILLISECONDS).whenComplete((r, t) -> {
+            p.client.call(callMsg(1, 1, new byte[4]),
+                    CallOptions.timeout(50, TimeUnit.MILLISECONDS)).whenComplete((r, t) -> {
                 try {
-                    p.client.call(callMsg(2, 1, new byte[4]), 100, TimeUnit.MILLISECONDS).join();
+                    p.client.call(callMsg(2, 1, new byte[4]), CallOptions.timeout(100, TimeUnit.MILLISECONDS)).join();
                 } catch (RuntimeException e) {
                     joined.set(e.getCause());
                 }
@@ -281,14 +283,17 @@ class RequesterDefectsTest {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             p.server.handler(held::add);
             answerWhenHeld(held, 300);
-            ReceivedMessage m = p.client.callAndWait(callMsg(1, 1, new byte[] {1, 2, 3, 4}), 0, TimeUnit.SECONDS);
+            ReceivedMessage m = p.client.callAndWait(callMsg(1, 1, new byte[] {1, 2, 3, 4}),
+                    CallOptions.timeout(0, TimeUnit.SECONDS));
             assertArrayEquals(new byte[] {1, 2, 3, 4}, results(m), "callAndWait with timeout 0");
             answerWhenHeld(held, 300);
             byte[] read = p.client.callAndRead(callMsg(2, 1, new byte[] {5, 6, 7, 8}),
-                    r -> r.asSlice(24).toArray(ValueLayout.JAVA_BYTE), 0, TimeUnit.SECONDS);
+                    CallOptions.timeout(0, TimeUnit.SECONDS),
+                    r -> r.asSlice(24).toArray(ValueLayout.JAVA_BYTE));
             assertArrayEquals(new byte[] {5, 6, 7, 8}, read, "callAndRead with timeout 0");
             answerWhenHeld(held, 300);
-            assertEquals("value", outcome(p.client.call(callMsg(3, 1, new byte[4]), 0, TimeUnit.SECONDS), 5000),
+            assertEquals("value", outcome(p.client.call(callMsg(3, 1, new byte[4]),
+                    CallOptions.timeout(0, TimeUnit.SECONDS)), 5000),
                     "call with timeout 0");
             assertEquals(0, p.client.stats().callTimeouts.sum());
             p.clientSide.sync();
@@ -304,13 +309,14 @@ class RequesterDefectsTest {
             p.server.handler(echo());
             MemorySegment call = callMsg(1, 1, new byte[4]);
             List<Throwable> refused = new ArrayList<>();
-            refused.add(assertThrows(IllegalArgumentException.class, () -> p.client.call(call, -5, TimeUnit.SECONDS)));
             refused.add(assertThrows(IllegalArgumentException.class,
-                    () -> p.client.callAndWait(call, -5, TimeUnit.SECONDS)));
+                    () -> p.client.call(call, CallOptions.timeout(-5, TimeUnit.SECONDS))));
             refused.add(assertThrows(IllegalArgumentException.class,
-                    () -> p.client.callAndWait(call, 0, -5, TimeUnit.SECONDS)));
+                    () -> p.client.callAndWait(call, CallOptions.timeout(-5, TimeUnit.SECONDS))));
             refused.add(assertThrows(IllegalArgumentException.class,
-                    () -> p.client.callAndRead(call, r -> 0, -5, TimeUnit.SECONDS)));
+                    () -> p.client.callAndWait(call, CallOptions.DEFAULT.withTimeout(-5, TimeUnit.SECONDS))));
+            refused.add(assertThrows(IllegalArgumentException.class,
+                    () -> p.client.callAndRead(call, CallOptions.timeout(-5, TimeUnit.SECONDS), r -> 0)));
             for (Throwable t : refused) {
                 assertTrue(t.getMessage().contains("-5"), "names the value: " + t.getMessage());
             }
@@ -339,8 +345,8 @@ class RequesterDefectsTest {
         };
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), h)) {
             MemorySegment receptacle = MemorySegment.ofArray(new byte[4096]);
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x21, 1, new byte[4]), null, receptacle,
-                    replyBytes);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x21, 1, new byte[4]),
+                    CallOptions.DEFAULT.withMaxReplyBytes(replyBytes).withReceptacle(receptacle));
             assertTrue(f.isDone() && !f.isCompletedExceptionally(), () -> "the reply arrives (got "
                     + f.handle((r, t) -> t).join() + ")");
             ReceivedMessage m = f.join();
@@ -372,7 +378,8 @@ class RequesterDefectsTest {
             CompletableFuture<ReceivedMessage> first = before.client().call(callMsg(1, 1, new byte[4]));
             byte[] args = ChunkTest.pattern(2000, 9);
             // window 1 on a new connection: this call waits, fitting inline both ways at 4 KiB
-            CompletableFuture<ReceivedMessage> parked = before.client().call(callMsg(2, 1, args), 4000);
+            CompletableFuture<ReceivedMessage> parked = before.client().call(callMsg(2, 1, args),
+                    CallOptions.DEFAULT.withMaxReplyBytes(4000));
             assertEquals(1, before.client().waitingCalls());
             assertEquals(0, before.client().stats().longCallsSent.sum());
 

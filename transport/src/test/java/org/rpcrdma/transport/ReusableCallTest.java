@@ -18,7 +18,6 @@ import java.util.IdentityHashMap;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -53,7 +52,8 @@ class ReusableCallTest {
      */
     private static void opensTheWindow(LoopbackPair p) throws Exception {
         p.server.handler(echo());
-        p.client.callAndRead(callMsg(1, 1, ARGS), ReusableCallTest::resultBytes, 5, TimeUnit.SECONDS);
+        p.client.callAndRead(callMsg(1, 1, ARGS),
+                CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallTest::resultBytes);
         assertEquals(4, p.client.ownCallWindow());
     }
 
@@ -62,8 +62,8 @@ class ReusableCallTest {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             p.server.handler(echo());
             for (int i = 0; i < 5; i++) {
-                byte[] got = p.client.callAndRead(callMsg(10 + i, 1, ARGS), ReusableCallTest::resultBytes, 5,
-                        TimeUnit.SECONDS);
+                byte[] got = p.client.callAndRead(callMsg(10 + i, 1, ARGS),
+                        CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallTest::resultBytes);
                 assertArrayEquals(ARGS, got);
                 assertEquals(1, p.client.freeCallSlots(), "one slot, back in the pool after each call");
             }
@@ -78,15 +78,15 @@ class ReusableCallTest {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             p.server.handler(echo());
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> p.client.callAndRead(
-                    callMsg(1, 1, ARGS), r -> {
+                    callMsg(1, 1, ARGS), CallOptions.timeout(5, TimeUnit.SECONDS), r -> {
                         throw new IllegalStateException("reader failed");
-                    }, 5, TimeUnit.SECONDS));
+                    }));
             assertEquals("reader failed", e.getMessage());
             p.clientSide.sync();
             assertEquals(0, p.client.heldReceives());
             assertEquals(1, p.client.freeCallSlots());
-            assertArrayEquals(ARGS, p.client.callAndRead(callMsg(2, 1, ARGS), ReusableCallTest::resultBytes, 5,
-                    TimeUnit.SECONDS));
+            assertArrayEquals(ARGS, p.client.callAndRead(callMsg(2, 1, ARGS),
+                    CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallTest::resultBytes));
         }
     }
 
@@ -96,8 +96,8 @@ class ReusableCallTest {
             opensTheWindow(p);
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             p.server.handler(holding(held));
-            TimeoutException e = assertThrows(TimeoutException.class, () -> p.client.callAndRead(callMsg(7, 1, ARGS),
-                    ReusableCallTest::resultBytes, 100, TimeUnit.MILLISECONDS));
+            CallTimeoutException e = assertThrows(CallTimeoutException.class, () -> p.client.callAndRead(callMsg(7, 1, ARGS),
+                    CallOptions.timeout(100, TimeUnit.MILLISECONDS), ReusableCallTest::resultBytes));
             assertTrue(e.getMessage().contains("0x7"), e.getMessage());
             assertEquals(1, p.client.stats().abandonedCalls.sum());
             assertEquals(0, p.client.freeCallSlots(), "the abandoned slot is still the requester's: not pooled");
@@ -109,8 +109,8 @@ class ReusableCallTest {
             assertEquals(0, p.client.outstandingCalls());
             assertEquals(0, p.client.freeCallSlots(), "the abandoned slot is dropped, not reused");
             p.server.handler(echo());
-            assertArrayEquals(ARGS, p.client.callAndRead(callMsg(8, 1, ARGS), ReusableCallTest::resultBytes, 5,
-                    TimeUnit.SECONDS));
+            assertArrayEquals(ARGS, p.client.callAndRead(callMsg(8, 1, ARGS),
+                    CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallTest::resultBytes));
             assertEquals(1, p.client.freeCallSlots());
         }
     }
@@ -123,7 +123,8 @@ class ReusableCallTest {
             AtomicReference<Throwable> outcome = new AtomicReference<>();
             Thread caller = Thread.ofPlatform().start(() -> {
                 try {
-                    p.client.callAndRead(callMsg(9, 1, ARGS), ReusableCallTest::resultBytes, 30, TimeUnit.SECONDS);
+                    p.client.callAndRead(callMsg(9, 1, ARGS),
+                            CallOptions.timeout(30, TimeUnit.SECONDS), ReusableCallTest::resultBytes);
                 } catch (Throwable t) {
                     outcome.set(t);
                 }
@@ -249,10 +250,11 @@ class ReusableCallTest {
             MemorySegment reply = MemorySegment.ofArray(new byte[24]);
             Xdr.putInt(reply, 4, OncRpc.REPLY);
             assertThrows(IllegalArgumentException.class,
-                    () -> p.client.callAndRead(reply, r -> r, 1, TimeUnit.SECONDS));
+                    () -> p.client.callAndRead(reply, CallOptions.timeout(1, TimeUnit.SECONDS), r -> r));
             assertThrows(IllegalArgumentException.class, () -> p.client.call(reply, new Outcome()));
             assertThrows(IllegalArgumentException.class,
-                    () -> p.client.callAndRead(callMsg(1, 1, ARGS), -1, r -> r, 1, TimeUnit.SECONDS));
+                    () -> p.client.callAndRead(callMsg(1, 1, ARGS),
+                            CallOptions.timeout(1, TimeUnit.SECONDS).withMaxReplyBytes(Integer.MAX_VALUE), r -> r));
             assertEquals(0, p.client.outstandingCalls());
         }
     }
@@ -272,8 +274,8 @@ class ReusableCallTest {
             }));
             for (int i = 0; i < 10; i++) {
                 byte[] args = Arrays.copyOf(ARGS, 4 + i * 4);
-                assertArrayEquals(args, p.client.callAndRead(callMsg(50 + i, 1, args), ReusableCallTest::resultBytes,
-                        5, TimeUnit.SECONDS));
+                assertArrayEquals(args, p.client.callAndRead(callMsg(50 + i, 1, args),
+                        CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallTest::resultBytes));
             }
             assertEquals(1, seen.size(), "ten calls, one call object");
             p.serverSide.sync();
@@ -290,7 +292,8 @@ class ReusableCallTest {
                 kept.set(c);
                 echo.handle(c);
             }));
-            p.client.callAndRead(callMsg(60, 1, ARGS), ReusableCallTest::resultBytes, 5, TimeUnit.SECONDS);
+            p.client.callAndRead(callMsg(60, 1, ARGS),
+                    CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallTest::resultBytes);
             p.serverSide.sync();
             IncomingCall stale = kept.get();
             MemorySegment late = MemorySegment.ofArray(new byte[24]);
@@ -328,8 +331,8 @@ class ReusableCallTest {
                 }
                 echo.handle(c);
             }));
-            assertArrayEquals(ARGS, p.client.callAndRead(callMsg(70, 1, ARGS), ReusableCallTest::resultBytes, 5,
-                    TimeUnit.SECONDS));
+            assertArrayEquals(ARGS, p.client.callAndRead(callMsg(70, 1, ARGS),
+                    CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallTest::resultBytes));
             assertInstanceOf(IllegalStateException.class, readElsewhere.get());
             assertInstanceOf(IllegalStateException.class, replyElsewhere.get());
         }
@@ -339,7 +342,8 @@ class ReusableCallTest {
     void anImmediateHandlerThatReturnsWithoutAnsweringIsAnsweredSystemErr() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             p.server.handler(CallHandler.immediate(c -> { }));
-            int acceptStat = p.client.callAndRead(callMsg(80, 1, ARGS), r -> Xdr.getInt(r, 20), 5, TimeUnit.SECONDS);
+            int acceptStat = p.client.callAndRead(callMsg(80, 1, ARGS),
+                    CallOptions.timeout(5, TimeUnit.SECONDS), r -> Xdr.getInt(r, 20));
             assertEquals(OncRpc.SYSTEM_ERR, acceptStat);
             assertEquals(1, p.server.stats().handlerFailures.sum());
             p.serverSide.sync();
@@ -359,7 +363,7 @@ class ReusableCallTest {
             seen[1] = c.connection().peerOutstandingCalls();
         });
         try (InMemoryPair pair = InMemoryPair.open(RpcRdmaOptions.defaults(), h)) {
-            pair.client().callAndRead(callMsg(90, 1, ARGS), r -> null, 5, TimeUnit.SECONDS);
+            pair.client().callAndRead(callMsg(90, 1, ARGS), CallOptions.timeout(5, TimeUnit.SECONDS), r -> null);
             assertEquals(1, seen[0], "unanswered, it holds one of the peer's credits");
             assertEquals(0, seen[1], "answered, it holds none");
             assertEquals(1, pair.server().peerCallHighWater());
@@ -404,6 +408,7 @@ class ReusableCallTest {
                 }
             };
             ReplyReader<Object> reader = r -> null;
+            CallOptions fiveSeconds = CallOptions.timeout(5, TimeUnit.SECONDS); // made once, as a caller would
             int xid = 0;
             long before = 0;
             int measured = 20_000;
@@ -411,7 +416,7 @@ class ReusableCallTest {
                 before = (long) allocated.invoke(threads);
                 for (int i = 0; i < measured; i++) {
                     Xdr.putInt(call, 0, ++xid);
-                    pair.client().callAndRead(call, reader, 5, TimeUnit.SECONDS);
+                    pair.client().callAndRead(call, fiveSeconds, reader);
                     Xdr.putInt(call, 0, ++xid);
                     pair.client().call(call, cb);
                 }

@@ -17,7 +17,6 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -73,8 +72,8 @@ class ReusableCallVerbsTest {
         Connection c = start(o, CallHandler.immediate(echo()));
         for (int i = 0; i < 200; i++) {
             byte[] a = {(byte) i, (byte) (i >> 8), 7, 9, 11};
-            assertArrayEquals(a, c.callAndRead(callMsg(0x100 + i, 1, a), ReusableCallVerbsTest::results, 30,
-                    TimeUnit.SECONDS));
+            assertArrayEquals(a, c.callAndRead(callMsg(0x100 + i, 1, a),
+                    CallOptions.timeout(30, TimeUnit.SECONDS), ReusableCallVerbsTest::results));
         }
         Semaphore window = new Semaphore(8);
         AtomicInteger replies = new AtomicInteger();
@@ -102,8 +101,8 @@ class ReusableCallVerbsTest {
             c.call(callMsg(0x1000 + i, 1, new byte[] {(byte) (0x1000 + i), 3, 5}), cb);
             if (i % 10 == 0) {
                 byte[] a = {1, 2, 3};
-                assertArrayEquals(a, c.callAndRead(callMsg(0x5000 + i, 1, a), ReusableCallVerbsTest::results, 30,
-                        TimeUnit.SECONDS));
+                assertArrayEquals(a, c.callAndRead(callMsg(0x5000 + i, 1, a),
+                        CallOptions.timeout(30, TimeUnit.SECONDS), ReusableCallVerbsTest::results));
             }
         }
         assertTrue(await(() -> replies.get() == 200 || failure.get() != null, 30_000), replies.get() + " replies");
@@ -128,15 +127,17 @@ class ReusableCallVerbsTest {
             }
         });
         byte[] a = {4, 2};
-        assertArrayEquals(a, c.callAndRead(callMsg(1, 1, a), ReusableCallVerbsTest::results, 30, TimeUnit.SECONDS));
+        assertArrayEquals(a, c.callAndRead(callMsg(1, 1, a),
+                CallOptions.timeout(30, TimeUnit.SECONDS), ReusableCallVerbsTest::results));
         hold.set(1);
-        assertThrows(TimeoutException.class, () -> c.callAndRead(callMsg(2, 1, a), ReusableCallVerbsTest::results,
-                300, TimeUnit.MILLISECONDS));
+        assertThrows(CallTimeoutException.class, () -> c.callAndRead(callMsg(2, 1, a),
+                CallOptions.timeout(300, TimeUnit.MILLISECONDS), ReusableCallVerbsTest::results));
         assertTrue(await(() -> !held.isEmpty(), 10_000));
         hold.set(0);
         echo.handle(held.poll()); // the late answer
         assertTrue(await(() -> c.stats().lateReplies.sum() == 1, 10_000), "the late reply is released");
-        assertArrayEquals(a, c.callAndRead(callMsg(3, 1, a), ReusableCallVerbsTest::results, 30, TimeUnit.SECONDS));
+        assertArrayEquals(a, c.callAndRead(callMsg(3, 1, a),
+                CallOptions.timeout(30, TimeUnit.SECONDS), ReusableCallVerbsTest::results));
         assertEquals(0, c.outstandingCalls());
         assertTrue(c.isOpen());
     }

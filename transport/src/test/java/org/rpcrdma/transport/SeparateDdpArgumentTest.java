@@ -69,7 +69,7 @@ class SeparateDdpArgumentTest {
             MemorySegment payload = b.segment().asSlice(0, data.length);
             payload.copyFrom(MemorySegment.ofArray(data));
             CompletableFuture<ReceivedMessage> f = p.client().call(around(0x31, data.length),
-                    DdpArgument.of(44, payload), null, 0);
+                    CallOptions.DEFAULT.withDdpArgument(DdpArgument.of(44, payload)));
             RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             assertEquals(RpcRdma.RDMA_MSG, offered.proc());
             assertEquals(44, offered.readList().chunkPosition(0));
@@ -89,7 +89,7 @@ class SeparateDdpArgumentTest {
         AtomicReference<byte[]> seen = new AtomicReference<>();
         try (InMemoryPair p = InMemoryPair.open(OPTS, recording(seen))) {
             byte[] data = pattern(20_002, 8);
-            p.client().call(around(0x32, data.length), DdpArgument.of(44, MemorySegment.ofArray(data)), null, 0)
+            p.client().call(around(0x32, data.length), CallOptions.DEFAULT.withDdpArgument(DdpArgument.of(44, MemorySegment.ofArray(data))))
                     .join().release();
             assertArrayEquals(writeCall(0x32, data).toArray(ValueLayout.JAVA_BYTE), seen.get());
             assertEquals(0, p.client().stats().zeroCopyExposures.sum());
@@ -107,7 +107,7 @@ class SeparateDdpArgumentTest {
             MemorySegment payload = b.segment().asSlice(0, data.length);
             payload.copyFrom(MemorySegment.ofArray(data));
             CompletableFuture<ReceivedMessage> f = p.client().call(around(0x33, data.length),
-                    DdpArgument.of(44, payload), null, 0);
+                    CallOptions.DEFAULT.withDdpArgument(DdpArgument.of(44, payload)));
             RpcRdmaHeader sent = ((CallFuture) f).request().exposure().header();
             assertEquals(RpcRdma.RDMA_MSG, sent.proc());
             assertEquals(0, sent.readList().chunkCount(), "no chunk: it fits");
@@ -126,7 +126,7 @@ class SeparateDdpArgumentTest {
             byte[] data = pattern(77, 10);
             MemorySegment payload = confined.allocate(data.length);
             payload.copyFrom(MemorySegment.ofArray(data));
-            p.client().call(around(0x34, data.length), DdpArgument.of(44, payload), null, 0).join().release();
+            p.client().call(around(0x34, data.length), CallOptions.DEFAULT.withDdpArgument(DdpArgument.of(44, payload))).join().release();
             assertArrayEquals(writeCall(0x34, data).toArray(ValueLayout.JAVA_BYTE), seen.get());
             assertNothingHeld(p);
         }
@@ -148,7 +148,7 @@ class SeparateDdpArgumentTest {
             Xdr.putInt(ra, 0, data.length);
             MemorySegment.copy(tail, 0, ra, ValueLayout.JAVA_BYTE, 4, tail.length);
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x35, 2, restArgs),
-                    DdpArgument.of(44, MemorySegment.ofArray(data)), null, 0);
+                    CallOptions.DEFAULT.withDdpArgument(DdpArgument.of(44, MemorySegment.ofArray(data))));
             assertEquals(RpcRdma.RDMA_NOMSG, ((CallFuture) f).request().exposure().header().proc());
             f.join().release();
             assertArrayEquals(callMsg(0x35, 2, fullArgs).toArray(ValueLayout.JAVA_BYTE), seen.get());
@@ -162,7 +162,7 @@ class SeparateDdpArgumentTest {
         try (InMemoryPair p = InMemoryPair.open(OPTS, recording(new AtomicReference<>()))) {
             MemorySegment m = around(0x36, 8);
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> p.client().call(m,
-                    DdpArgument.of(m.byteSize() + 4, MemorySegment.ofArray(new byte[8])), null, 0));
+                    CallOptions.DEFAULT.withDdpArgument(DdpArgument.of(m.byteSize() + 4, MemorySegment.ofArray(new byte[8])))));
             assertEquals("DDP argument at 56 of 8 bytes (a segment of its own) is inserted beyond the end of the"
                     + " 52-byte call", e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> new DdpArgument(44, 9, MemorySegment.ofArray(new byte[8])));

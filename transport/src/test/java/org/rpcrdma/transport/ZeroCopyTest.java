@@ -47,8 +47,9 @@ class ZeroCopyTest {
             RegisteredBuffer b = p.allocateRegistered(64 << 10);
             byte[] data = pattern(10_001, 1);
             MemorySegment call = into(b, writeCall(0x10, data));
-            CompletableFuture<ReceivedMessage> f = p.client().call(call, new DdpArgument(44, data.length),
-                    MemorySegment.ofArray(new byte[16_384]), 0);
+            CompletableFuture<ReceivedMessage> f = p.client().call(call,
+                    CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, data.length))
+                            .withReceptacle(MemorySegment.ofArray(new byte[16_384])));
             RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             assertEquals(call.address() + 44, offered.readList().segments().offset(0),
                     "the read chunk is the caller's own memory");
@@ -69,8 +70,9 @@ class ZeroCopyTest {
             byte[] data = pattern(30_001, 2);
             MemorySegment receptacle = b.segment().asSlice(4096, 32_768);
             receptacle.fill((byte) 0x55);
-            CompletableFuture<ReceivedMessage> f = p.client().call(writeCall(0x11, data), new DdpArgument(44,
-                    data.length), receptacle, 0);
+            CompletableFuture<ReceivedMessage> f = p.client().call(writeCall(0x11, data),
+                    CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44,
+                    data.length)).withReceptacle(receptacle));
             RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             assertEquals(receptacle.address(), offered.writeList().offset(0, 0), "the write chunk is the receptacle");
             ReceivedMessage m = f.join();
@@ -96,7 +98,7 @@ class ZeroCopyTest {
             RegisteredBuffer b = p.allocateRegistered(8192);
             byte[] args = pattern(5000, 3);
             MemorySegment call = into(b, callMsg(0x12, 1, args));
-            CompletableFuture<ReceivedMessage> f = p.client().call(call, 8192);
+            CompletableFuture<ReceivedMessage> f = p.client().call(call, CallOptions.DEFAULT.withMaxReplyBytes(8192));
             RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
             assertEquals(call.address(), offered.readList().segments().offset(0));
             int rkey = offered.readList().segments().handle(0);
@@ -117,11 +119,12 @@ class ZeroCopyTest {
             for (int i = 0; i < 5; i++) {
                 byte[] args = pattern(3000 + i, i);
                 MemorySegment call = into(b, callMsg(0x20 + i, 1, args));
-                assertArrayEquals(args, results(p.client().call(call, 8192).join()));
+                assertArrayEquals(args, results(p.client().call(call,
+                        CallOptions.DEFAULT.withMaxReplyBytes(8192)).join()));
             }
             MemorySegment plain = a.allocate(4000);
             plain.copyFrom(callMsg(0x30, 1, new byte[3960]));
-            results(p.client().call(plain, 8192).join());
+            results(p.client().call(plain, CallOptions.DEFAULT.withMaxReplyBytes(8192)).join());
             RpcRdmaStats cs = p.client().stats();
             assertEquals(5, cs.zeroCopyExposures.sum(), "native memory not from the allocator is copied");
             assertEquals(6, cs.longCallsSent.sum());
@@ -136,7 +139,8 @@ class ZeroCopyTest {
             RegisteredBuffers all = p.registeredBuffers();
             RegisteredBuffer b = p.allocateRegistered(8192);
             MemorySegment receptacle = b.segment().asSlice(0, 4096);
-            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x40, 1, new byte[8]), null, receptacle, 0);
+            CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x40, 1, new byte[8]),
+                    CallOptions.DEFAULT.withReceptacle(receptacle));
             b.close();
             b.close();
             assertTrue(b.isClosed());
@@ -159,11 +163,12 @@ class ZeroCopyTest {
         List<IncomingCall> held = new ArrayList<>();
         try (InMemoryPair p = InMemoryPair.open(OPTS, held::add)) {
             RegisteredBuffer b = p.allocateRegistered(16384);
-            CompletableFuture<ReceivedMessage> first = p.client().call(callMsg(0x50, 1, new byte[8]), null,
-                    b.segment().asSlice(8192, 4096), 0);
+            CompletableFuture<ReceivedMessage> first = p.client().call(callMsg(0x50, 1, new byte[8]),
+                    CallOptions.DEFAULT.withReceptacle(b.segment().asSlice(8192, 4096)));
             MemorySegment call = into(b, callMsg(0x51, 1, new byte[3000]));
             b.close(); // deferred: the first call still exposes it
-            CompletionException e = assertThrows(CompletionException.class, () -> p.client().call(call, 8192).join());
+            CompletionException e = assertThrows(CompletionException.class, () -> p.client().call(call,
+                    CallOptions.DEFAULT.withMaxReplyBytes(8192)).join());
             assertInstanceOf(ChunksUnavailableException.class, e.getCause());
             assertInstanceOf(IllegalStateException.class, e.getCause().getCause());
             assertTrue(e.getCause().getMessage().contains("is closed"), e.getCause().getMessage());
@@ -171,7 +176,8 @@ class ZeroCopyTest {
             held.get(0).reply(echoReply(0x50), MemorySegment.ofArray(new byte[3]));
             first.join().release();
             // freed now: FFM refuses the memory itself
-            assertThrows(IllegalStateException.class, () -> p.client().call(call, 8192));
+            assertThrows(IllegalStateException.class, () -> p.client().call(call,
+                    CallOptions.DEFAULT.withMaxReplyBytes(8192)));
             assertEquals(1, p.client().stats().zeroCopyExposures.sum());
         }
     }
@@ -184,7 +190,7 @@ class ZeroCopyTest {
             all = p.registeredBuffers();
             RegisteredBuffer b = p.allocateRegistered(8192);
             s = into(b, callMsg(0x60, 1, new byte[3000]));
-            results(p.client().call(s, 8192).join());
+            results(p.client().call(s, CallOptions.DEFAULT.withMaxReplyBytes(8192)).join());
             p.allocateRegistered(100); // never used
             assertEquals(2, all.live());
         }

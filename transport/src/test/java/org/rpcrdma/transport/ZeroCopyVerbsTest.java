@@ -74,7 +74,8 @@ class ZeroCopyVerbsTest {
         MemorySegment receptacle = b.segment().asSlice(512 << 10, 128 << 10);
         receptacle.fill((byte) 0x55);
         Connection c = client.connection();
-        CompletableFuture<ReceivedMessage> f = c.call(call, new DdpArgument(44, data.length), receptacle, 0);
+        CompletableFuture<ReceivedMessage> f = c.call(call,
+                CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, data.length)).withReceptacle(receptacle));
         RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         assertEquals(call.address() + 44, offered.readList().segments().offset(0), "the read chunk is the caller's");
         assertEquals(receptacle.address(), offered.writeList().offset(0, 0), "the write chunk is the receptacle");
@@ -93,7 +94,8 @@ class ZeroCopyVerbsTest {
         assertEquals(data.length, server.stats().rdmaBytesWritten.sum());
 
         // a long call (RDMA_NOMSG) from the same memory, its reply through a Reply chunk
-        ReceivedMessage r = c.call(call, data.length + 256).get(60, TimeUnit.SECONDS);
+        ReceivedMessage r = c.call(call,
+                CallOptions.DEFAULT.withMaxReplyBytes(data.length + 256)).get(60, TimeUnit.SECONDS);
         assertArrayEquals(data, r.bytes().asSlice(28, data.length).toArray(ValueLayout.JAVA_BYTE));
         r.release();
         assertEquals(3, cs.zeroCopyExposures.sum());
@@ -123,20 +125,24 @@ class ZeroCopyVerbsTest {
         MemorySegment call = into(b, writeCall(0x200, data));
         MemorySegment receptacle = b.segment().asSlice(32 << 10, 32 << 10);
         Connection before = client.connection();
-        before.call(call, new DdpArgument(44, data.length), receptacle, 0).get(60, TimeUnit.SECONDS).release();
+        before.call(call,
+                CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, data.length))
+                        .withReceptacle(receptacle)).get(60, TimeUnit.SECONDS).release();
         assertEquals(2, before.stats().zeroCopyExposures.sum());
 
         serverConn.get().close(0, TimeUnit.MILLISECONDS); // the server drops the connection
         assertTrue(waitFor(() -> !before.isOpen()), "the client saw the loss");
         // a plain call finds no connection: it waits while the client reconnects
-        client.call(callMsg(0x201, 1, new byte[4]), 60, TimeUnit.SECONDS, false).get(60, TimeUnit.SECONDS).release();
+        client.call(callMsg(0x201, 1, new byte[4]),
+                CallOptions.timeout(60, TimeUnit.SECONDS)).get(60, TimeUnit.SECONDS).release();
         Connection after = client.connection();
         assertNotSame(before, after);
         assertEquals(1, client.reconnects());
 
         receptacle.fill((byte) 0);
         Xdr.putInt(call, 0, 0x202);
-        CompletableFuture<ReceivedMessage> f = after.call(call, new DdpArgument(44, data.length), receptacle, 0);
+        CompletableFuture<ReceivedMessage> f = after.call(call,
+                CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, data.length)).withReceptacle(receptacle));
         RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
         ReceivedMessage m = f.get(60, TimeUnit.SECONDS);
         assertEquals(data.length, m.placedBytes());

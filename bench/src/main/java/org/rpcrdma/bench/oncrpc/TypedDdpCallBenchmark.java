@@ -17,7 +17,6 @@ import org.rpcrdma.oncrpc.Codecs;
 import org.rpcrdma.oncrpc.OncRpcClient;
 import org.rpcrdma.oncrpc.RpcDispatcher;
 import org.rpcrdma.oncrpc.RpcProcedure;
-import org.rpcrdma.oncrpc.RpcTransport;
 import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.RpcRdmaOptions;
 
@@ -57,7 +56,7 @@ public class TypedDdpCallBenchmark {
         d.program(0x20000066, 1).procedure(WRITE, (payload, call) -> call.reply((int) payload.byteSize()));
         pair = InMemoryPair.open(RpcRdmaOptions.defaults().withMaxChunkBytes(MAX + 4096)
                 .withChunkMemoryBytes(16L << 20), d);
-        client = new OncRpcClient(RpcTransport.of(pair.client()), 0x20000066, 1);
+        client = new OncRpcClient(pair.client(), 0x20000066, 1);
         arena = Arena.ofShared();
         data = memory.equals("registered") ? pair.allocateRegistered(size).segment() : arena.allocate(size);
         data.fill((byte) 7);

@@ -12,6 +12,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.CallHandler;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.InMemoryPair;
@@ -54,6 +55,8 @@ public class InMemoryCallBenchmark {
         }
     };
     private MemorySegment call;
+    private CallOptions callOptions;
+    private CallOptions readOptions;
     private MemorySegment reply;
     private int xid;
 
@@ -70,6 +73,9 @@ public class InMemoryCallBenchmark {
         pair = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(8192), h);
         immediatePair = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(8192), CallHandler.immediate(h));
         call = MemorySegment.ofArray(new byte[size]);
+        // options made once: a Reply chunk where the reply does not fit inline
+        callOptions = size > 8000 ? CallOptions.DEFAULT.withMaxReplyBytes((int) reply.byteSize()) : CallOptions.DEFAULT;
+        readOptions = callOptions.withTimeout(5, TimeUnit.SECONDS);
         Xdr.putInt(call, 8, 2); // CALL (0), RPC version 2
         Xdr.putInt(call, 12, 0x20000099);
     }
@@ -83,8 +89,7 @@ public class InMemoryCallBenchmark {
     @Benchmark
     public long call() {
         Xdr.putInt(call, 0, ++xid);
-        ReceivedMessage m = (size > 8000 ? pair.client().call(call, (int) reply.byteSize()) : pair.client().call(call))
-                .join();
+        ReceivedMessage m = pair.client().call(call, callOptions).join();
         long n = m.bytes().byteSize();
         m.release();
         return n;
@@ -98,8 +103,7 @@ public class InMemoryCallBenchmark {
     public long callAndRead() throws Exception {
         Xdr.putInt(call, 0, ++xid);
         Connection c = immediatePair.client();
-        return size > 8000 ? c.callAndRead(call, (int) reply.byteSize(), MemorySegment::byteSize, 5, TimeUnit.SECONDS)
-                : c.callAndRead(call, MemorySegment::byteSize, 5, TimeUnit.SECONDS);
+        return c.callAndRead(call, readOptions, MemorySegment::byteSize);
     }
 
     /** A callback call answered by an immediate handler (the pair completes it before call() returns). */
@@ -107,7 +111,7 @@ public class InMemoryCallBenchmark {
     public long callback() {
         Xdr.putInt(call, 0, ++xid);
         seen = -1;
-        immediatePair.client().call(call, size > 8000 ? (int) reply.byteSize() : 0, callback);
+        immediatePair.client().call(call, callOptions, callback);
         if (seen < 0) {
             throw new IllegalStateException("the in-memory pair did not complete the call inside call()");
         }

@@ -14,6 +14,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.DdpArgument;
 import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.ReceivedMessage;
@@ -45,7 +46,7 @@ public class RegistrationCacheBenchmark {
     private InMemoryPair pair;
     private Arena arena;
     private MemorySegment call;
-    private DdpArgument ddp;
+    private CallOptions ddp;
     private int xid;
 
     @Setup(Level.Trial)
@@ -63,7 +64,7 @@ public class RegistrationCacheBenchmark {
         Xdr.putInt(call, 8, 2); // CALL (0), RPC version 2
         Xdr.putInt(call, 12, 0x20000099);
         Xdr.putInt(call, 40, size);
-        ddp = new DdpArgument(44, size);
+        ddp = CallOptions.DEFAULT.withDdpArgument(new DdpArgument(44, size));
     }
 
     @TearDown(Level.Trial)
@@ -75,7 +76,7 @@ public class RegistrationCacheBenchmark {
     @Benchmark
     public long ddpWrite() {
         Xdr.putInt(call, 0, ++xid);
-        ReceivedMessage m = pair.client().call(call, ddp, null, 0).join();
+        ReceivedMessage m = pair.client().call(call, ddp).join();
         long n = m.bytes().byteSize();
         m.release();
         return n;

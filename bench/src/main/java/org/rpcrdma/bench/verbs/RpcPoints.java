@@ -10,10 +10,10 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.HdrHistogram.Histogram;
 import org.rpcrdma.bench.verbs.LatencyCurve.Point;
+import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.CallHandler;
 import org.rpcrdma.transport.IncomingCall;
 import org.rpcrdma.transport.RegisteredBuffer;
@@ -127,15 +127,19 @@ final class RpcPoints {
     }
 
     private int xid;
+    private CallOptions callOptions = CallOptions.timeout(10, TimeUnit.SECONDS);
 
     /**
      * One blocking call allowing a reply of {@code replyBytes} (a Reply chunk is offered when
      * that is not inline), its reply read in place: whether it had that many bytes.
      */
-    private boolean call(Endpoints e, MemorySegment call, int replyBytes) throws InterruptedException, TimeoutException {
+    private boolean call(Endpoints e, MemorySegment call, int replyBytes) throws InterruptedException {
         Xdr.putInt(call, 0, ++xid);
         expected = replyBytes;
-        return e.client.connection().callAndRead(call, replyBytes, sizeCheck, 10, TimeUnit.SECONDS);
+        if (callOptions.maxReplyBytes() != replyBytes) { // made once per point, not per call
+            callOptions = CallOptions.timeout(10, TimeUnit.SECONDS).withMaxReplyBytes(replyBytes);
+        }
+        return e.client.connection().callAndRead(call, callOptions, sizeCheck);
     }
 
     /** The reply size the next call expects, and the reader that checks it (made once: no lambda per call). */
@@ -215,7 +219,7 @@ final class RpcPoints {
                             e = null;
                         }
                         continue;
-                    } catch (TimeoutException | RuntimeException ex) {
+                    } catch (RuntimeException ex) {
                         progress.accept(Point.failed(series, op, threshold, size, "error: " + ex));
                         e.close();
                         e = null;
@@ -241,13 +245,13 @@ final class RpcPoints {
 
     /** Calls for {@code warmup}, then times each call for this run's measuring time. */
     Histogram measure(Endpoints e, MemorySegment call, int expect, long warmup)
-            throws InterruptedException, TimeoutException {
+            throws InterruptedException {
         return measure(e, call, expect, warmup, measureNanos);
     }
 
     /** {@link #measure(Endpoints, MemorySegment, int, long)} timing calls for {@code measure} ns. */
     Histogram measure(Endpoints e, MemorySegment call, int expect, long warmup, long measure)
-            throws InterruptedException, TimeoutException {
+            throws InterruptedException {
         long end = System.nanoTime() + warmup;
         while (System.nanoTime() < end) {
             call(e, call, expect);

@@ -14,6 +14,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.CallHandler;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RpcRdmaClient;
@@ -75,11 +76,12 @@ public class TransportLatencyBenchmark {
     }
 
     private int xid;
+    private static final CallOptions TEN_SECONDS = CallOptions.timeout(10, TimeUnit.SECONDS);
 
     @Benchmark
     public long call() throws Exception {
         Xdr.putInt(call, 0, ++xid);
-        ReceivedMessage m = client.connection().callAndWait(call, 10, TimeUnit.SECONDS);
+        ReceivedMessage m = client.connection().callAndWait(call, TEN_SECONDS);
         long n = m.bytes().byteSize();
         m.release();
         return n;

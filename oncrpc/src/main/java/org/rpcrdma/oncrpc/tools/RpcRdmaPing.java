@@ -6,7 +6,6 @@ import java.util.concurrent.TimeUnit;
 import org.rpcrdma.oncrpc.Codecs;
 import org.rpcrdma.oncrpc.OncRpcClient;
 import org.rpcrdma.oncrpc.RpcProcedure;
-import org.rpcrdma.oncrpc.RpcTransport;
 import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaOptions;
 
@@ -75,7 +74,7 @@ public final class RpcRdmaPing {
         long[] rtt = new long[count];
         int ok = 0;
         try (RpcRdmaClient c = RpcRdmaClient.connect(addr, RpcRdmaOptions.defaults())) {
-            OncRpcClient rpc = new OncRpcClient(RpcTransport.of(c), prog, vers);
+            OncRpcClient rpc = new OncRpcClient(c, prog, vers);
             RpcProcedure<byte[], Void> padded = new RpcProcedure<>(0, Codecs.fixedOpaque(pad), Codecs.VOID);
             System.out.printf("RPC-over-RDMA NULL to %s program %d version %d (inline %d/%d)%s%n", addr, prog, vers,
                     c.connection().sendInlineThreshold(), c.connection().receiveInlineThreshold(),

@@ -5,7 +5,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.rpcrdma.oncrpc.OncRpcClient;
 import org.rpcrdma.oncrpc.RpcDispatcher;
-import org.rpcrdma.oncrpc.RpcTransport;
 import org.rpcrdma.oncrpc.example.NotificationProtocol.Notification;
 import org.rpcrdma.oncrpc.example.NotificationProtocol.Subscribe;
 import org.rpcrdma.transport.RpcRdmaClient;
@@ -22,7 +21,7 @@ public final class NotificationClient implements AutoCloseable {
 
     private NotificationClient(RpcRdmaClient client) {
         this.client = client;
-        this.rpc = new OncRpcClient(RpcTransport.of(client), NotificationProtocol.PROGRAM, NotificationProtocol.VERSION);
+        this.rpc = new OncRpcClient(client, NotificationProtocol.PROGRAM, NotificationProtocol.VERSION);
     }
 
     /** The dispatcher that hands each NOTIFY to {@code listener} and answers true. */

@@ -10,7 +10,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.rpcrdma.oncrpc.OncRpcClient;
 import org.rpcrdma.oncrpc.RpcDispatcher;
-import org.rpcrdma.oncrpc.RpcTransport;
 import org.rpcrdma.oncrpc.example.NotificationProtocol.Notification;
 import org.rpcrdma.oncrpc.example.NotificationProtocol.Subscribe;
 import org.rpcrdma.transport.InMemoryPair;
@@ -33,13 +32,13 @@ class NotificationExampleTest {
 
     @Test
     void subscribersGetEachNotificationAsABackwardCall() throws Exception {
-        NotificationServer ns = new NotificationServer(id -> RpcTransport.of(pair.server()));
+        NotificationServer ns = new NotificationServer(id -> pair.server());
         RpcDispatcher d = new RpcDispatcher();
         ns.register(d);
         pair = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), d);
         List<Notification> got = new CopyOnWriteArrayList<>();
         pair.client().enableBackchannel(NotificationClient.callbacks(got::add)).get(5, TimeUnit.SECONDS);
-        OncRpcClient rpc = new OncRpcClient(RpcTransport.of(pair.client()), NotificationProtocol.PROGRAM,
+        OncRpcClient rpc = new OncRpcClient(pair.client(), NotificationProtocol.PROGRAM,
                 NotificationProtocol.VERSION);
         rpc.call(NotificationProtocol.SUBSCRIBE, new Subscribe(42, "news"));
         assertEquals(Set.of(42L), ns.subscribers("news"));

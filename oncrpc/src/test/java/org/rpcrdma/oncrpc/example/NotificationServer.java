@@ -10,8 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongFunction;
 import org.rpcrdma.oncrpc.OncRpcClient;
 import org.rpcrdma.oncrpc.RpcDispatcher;
-import org.rpcrdma.oncrpc.RpcTransport;
 import org.rpcrdma.oncrpc.example.NotificationProtocol.Notification;
+import org.rpcrdma.transport.RpcCaller;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.RpcRdmaServer;
 
@@ -34,7 +34,7 @@ import org.rpcrdma.transport.RpcRdmaServer;
  * }</pre>
  */
 public final class NotificationServer implements AutoCloseable {
-    private final LongFunction<RpcTransport> backchannels;
+    private final LongFunction<RpcCaller> backchannels;
     private final Map<String, Set<Long>> subscribers = new ConcurrentHashMap<>();
     private RpcRdmaServer server;
 
@@ -42,14 +42,14 @@ public final class NotificationServer implements AutoCloseable {
      * A server whose backward calls to client {@code id} go through
      * {@code backchannels.apply(id)}; register it with a dispatcher ({@link #register}).
      */
-    public NotificationServer(LongFunction<RpcTransport> backchannels) {
+    public NotificationServer(LongFunction<RpcCaller> backchannels) {
         this.backchannels = backchannels;
     }
 
     /** A server listening on {@code bind} over RDMA; backward calls go through each client's {@code Backchannel}. */
     public static NotificationServer listen(InetSocketAddress bind, RpcRdmaOptions options) {
         RpcRdmaServer[] rdma = new RpcRdmaServer[1];
-        NotificationServer s = new NotificationServer(id -> RpcTransport.of(rdma[0].backchannel(id)));
+        NotificationServer s = new NotificationServer(id -> rdma[0].backchannel(id));
         RpcDispatcher d = new RpcDispatcher();
         s.register(d);
         rdma[0] = RpcRdmaServer.listen(bind, options, d, null);

@@ -51,7 +51,7 @@ public final class HelloRdma {
         }
         InetSocketAddress server = new InetSocketAddress(args[0], RpcRdmaOptions.DEFAULT_PORT);
         try (RpcRdmaClient client = RpcRdmaClient.connect(server, RpcRdmaOptions.defaults());
-             RdmaRpcTransport transport = new RdmaRpcTransport(client.connection(), null, server, 1 << 20)) {
+             RdmaRpcTransport transport = new RdmaRpcTransport(client, null, server, 1 << 20)) {
             System.out.println(hello(transport, "rdma"));
         }
     }
