@@ -77,7 +77,7 @@ final class ClientAttachment {
             link = new VerbsLink(id, o.sendContexts(true), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
                     o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered);
             link.adaptiveSpin(TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
-            RpcRdmaStats stats = new RpcRdmaStats();
+            StatsCounters stats = new StatsCounters();
             // Receives go up before connect (RFC 8167 §4.3.1): the server may send as soon as
             // the connection is established, and with rnr_retry 0 a Send that finds no
             // receive kills it. Buffers are sized for our advertised threshold, the most the

@@ -83,7 +83,7 @@ public final class Connection implements AutoCloseable {
 
     private final String name;
     private final Params params;
-    private final RpcRdmaStats stats;
+    private final StatsCounters stats;
     private final Link link;
     private final ReceiveQueue receives;
     private final SendQueue sends;
@@ -116,7 +116,7 @@ public final class Connection implements AutoCloseable {
      * @param sendMemory registered memory for {@code sendContexts * sendInline} bytes
      */
     Connection(String name, Params params, Link link, ReceiveQueue receives, int sendContexts, MemorySegment sendMemory,
-            RpcRdmaStats stats) {
+            StatsCounters stats) {
         this.name = name;
         this.params = params;
         this.stats = stats;
@@ -143,7 +143,7 @@ public final class Connection implements AutoCloseable {
      * before the peer can send (RFC 8167 §4.3).
      */
     static ReceivePool receivePool(Link link, MemorySegment memory, int count, int bufferSize, int batch,
-            RpcRdmaStats stats) {
+            StatsCounters stats) {
         return new ReceivePool(memory, count, bufferSize, batch, (slots, n) -> {
             link.postReceives(slots, n);
             stats.receivesPosted.add(n);
@@ -201,8 +201,16 @@ public final class Connection implements AutoCloseable {
         return params.remoteInvalidation();
     }
 
-    /** Counters of this connection (a server's connections share the endpoint's). */
+    /**
+     * A snapshot of this connection's counters (a server's connections count together: the
+     * same as its {@link RpcRdmaServer#stats()}).
+     */
     public RpcRdmaStats stats() {
+        return stats.snapshot();
+    }
+
+    /** The live counters, for the transport's own counting. */
+    StatsCounters counters() {
         return stats;
     }
 

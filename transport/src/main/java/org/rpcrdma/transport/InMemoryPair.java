@@ -80,7 +80,7 @@ public final class InMemoryPair implements AutoCloseable {
     /** One side as an endpoint would build it: the receive pool first, then the connection. */
     private Connection side(boolean isClient, String name, RpcRdmaOptions o, End end) {
         int inline = o.inlineThreshold();
-        RpcRdmaStats stats = new RpcRdmaStats();
+        StatsCounters stats = new StatsCounters();
         var pool = Connection.receivePool(end, arena.allocate((long) o.receiveBuffers(isClient) * inline),
                 o.receiveBuffers(isClient), inline, o.receiveBatch(), stats);
         Connection conn = new Connection(name, new Connection.Params(isClient, inline, inline, o.ownCalls(isClient),
@@ -254,13 +254,13 @@ public final class InMemoryPair implements AutoCloseable {
 
         @Override
         public ChunkBuffer callerChunk(MemorySegment memory) {
-            RegisteredBuffer r = registered.use(memory, conn.stats());
+            RegisteredBuffer r = registered.use(memory, conn.counters());
             if (r == null) {
                 return null;
             }
             if (registrations.add(r)) {
                 r.registered(this);
-                conn.stats().registeredBufferRegistrations.increment();
+                conn.counters().registeredBufferRegistrations.increment();
             }
             return new ChunkBuffer(memory, 0, r, true, b -> r.unuse());
         }
@@ -268,7 +268,7 @@ public final class InMemoryPair implements AutoCloseable {
         @Override
         public void forget(RegisteredBuffer r) {
             if (registrations.remove(r)) {
-                conn.stats().registeredBufferDeregistrations.increment();
+                conn.counters().registeredBufferDeregistrations.increment();
                 r.unregistered(this);
             }
         }
@@ -283,7 +283,7 @@ public final class InMemoryPair implements AutoCloseable {
         @Override
         public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
             if (local.callerMemory()) {
-                conn.stats().zeroCopyExposures.increment();
+                conn.counters().zeroCopyExposures.increment();
             }
             MemorySegment m = local.segment().asSlice(offset, length);
             while (true) {
@@ -301,9 +301,9 @@ public final class InMemoryPair implements AutoCloseable {
         public void withdraw(int[] rkeys, int n, Runnable then) {
             for (int i = 0; i < n; i++) {
                 if (invalidatedByPeer.remove(rkeys[i])) {
-                    conn.stats().remoteInvalidations.increment(); // never invalidated twice
+                    conn.counters().remoteInvalidations.increment(); // never invalidated twice
                 } else if (exposed.remove(rkeys[i]) != null) {
-                    conn.stats().localInvalidations.increment();
+                    conn.counters().localInvalidations.increment();
                 }
             }
             then.run();

@@ -47,7 +47,7 @@ final class Requester {
     private final ReceiveQueue receives;
     private final SendQueue sends;
     private final int grantToPeer;
-    private final RpcRdmaStats stats;
+    private final StatsCounters stats;
     /**
      * How long the peer may stay silent while abandoned calls hold every credit before the
      * connection is declared dead ({@link #stalledFor}).
@@ -85,7 +85,7 @@ final class Requester {
     private final ArrayList<OutgoingCall> expired = new ArrayList<>();
 
     Requester(String name, Direction direction, int maxCredits, int grantToPeer, ReceiveQueue receives,
-            SendQueue sends, RpcRdmaStats stats, Runnable wedged) {
+            SendQueue sends, StatsCounters stats, Runnable wedged) {
         this.name = name;
         this.direction = direction;
         this.credits = new CreditAccount(direction, maxCredits);

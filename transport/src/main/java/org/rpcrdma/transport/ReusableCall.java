@@ -205,7 +205,7 @@ final class ReusableCall extends OutgoingCall {
      * reads it on this thread and releases its buffer.
      */
     <T> T await(org.rpcrdma.transport.core.Link link, ReplyReader<T> reader, long timeoutNanos, long timeoutMillis,
-            String where, RpcRdmaStats stats) throws InterruptedException, TimeoutException {
+            String where, StatsCounters stats) throws InterruptedException, TimeoutException {
         // The clock is read only for a call not answered yet (an in-memory pair answers
         // inside submit; under TCG a clock read costs ~1 µs), and the timeout counts from here.
         long deadline = isDone() ? 0 : System.nanoTime() + CallTimer.waitNanos(timeoutNanos);

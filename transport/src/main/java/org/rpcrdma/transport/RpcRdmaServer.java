@@ -36,7 +36,7 @@ public final class RpcRdmaServer implements AutoCloseable {
     private final Map<Long, Accepted> byId = new ConcurrentHashMap<>();
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private final Map<Long, Backchannel> backchannels = new ConcurrentHashMap<>();
-    private final RpcRdmaStats stats = new RpcRdmaStats();
+    private final StatsCounters stats = new StatsCounters();
     private final RegisteredBuffers registered;
     private final Thread cmThread;
     private volatile boolean closing;
@@ -118,9 +118,9 @@ public final class RpcRdmaServer implements AutoCloseable {
         }
     }
 
-    /** Counters summed over all connections (each connection also has its own). */
+    /** A snapshot of the counters of all this server's connections, which count together. */
     public RpcRdmaStats stats() {
-        return stats;
+        return stats.snapshot();
     }
 
     /**
