@@ -329,7 +329,10 @@ public final class RpcRdmaOptions {
 
     @Override
     public int hashCode() {
-        return java.util.Objects.hash(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery, backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes, rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
+        return java.util.Objects.hash(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll,
+                pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery,
+                backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes,
+                rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
     }
 
     @Override
