@@ -10,7 +10,7 @@ import org.rpcrdma.transport.wire.ConnectSettings;
 /**
  * Puts one {@link Connection} together, the same way for a client, a server and each side of
  * an {@link InMemoryPair}; those keep only what differs (the link, the connect handshake,
- * what their role adds). Two steps, because a client posts receives before it connects (RFC
+ * what their role adds). In steps, because a client posts receives before it connects (RFC
  * 8167 §4.3.1: the server may send as soon as the connection is established) and knows the
  * negotiated inline sizes only after:
  * <ol>

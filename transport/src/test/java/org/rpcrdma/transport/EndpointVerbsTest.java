@@ -24,6 +24,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -181,7 +182,7 @@ class EndpointVerbsTest {
         for (int i = 0; i < 20; i++) { // the poller may hold the channel for the first call
             c.callAndWait(callMsg(0x100 + i, 1, new byte[4]), 30, TimeUnit.SECONDS).release();
         }
-        java.util.function.Supplier<RpcRdmaStats> st = c::stats;
+        Supplier<RpcRdmaStats> st = c::stats;
         long taken0 = st.get().repliesTakenByCaller();
         long handed0 = st.get().repliesHandedOff();
         long wakeups0 = st.get().channelWakeups();

@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -102,7 +103,7 @@ class ExposureVerbsTest {
         for (int size : new int[] {1025, 65536, 1 << 20, 16 << 20}) {
             echoChecked(size);
         }
-        java.util.function.Supplier<RpcRdmaStats> cs = client.connection()::stats;
+        Supplier<RpcRdmaStats> cs = client.connection()::stats;
         assertEquals(8, cs.get().windowsBound(), "each call: its Position-Zero Read chunk and a Reply chunk");
         assertEquals(0, cs.get().exposureRegistrations());
         assertTrue(server.stats().rdmaBytesRead() >= 16 << 20 && server.stats().rdmaBytesWritten() >= 16 << 20);
@@ -149,7 +150,7 @@ class ExposureVerbsTest {
         IncomingCall call = held.poll(30, TimeUnit.SECONDS);
         serverConn.get().postRaw(replyBytes(call.xid()), rkey);
         f.get(30, TimeUnit.SECONDS).release();
-        java.util.function.Supplier<RpcRdmaStats> cs = client.connection()::stats;
+        Supplier<RpcRdmaStats> cs = client.connection()::stats;
         assertEquals(1, cs.get().remoteInvalidations());
         assertEquals(1, cs.get().remoteInvalidationsUnnegotiated());
         assertEquals(0, cs.get().localInvalidations(), "never invalidated twice");
@@ -188,7 +189,7 @@ class ExposureVerbsTest {
             first.call(callMsg(8, 1, new byte[3000]), 30, TimeUnit.SECONDS).get(30, TimeUnit.SECONDS).release();
             assertTrue(first.isOpen(), "the connection stays");
             assertSame(first, client.connection());
-            java.util.function.Supplier<RpcRdmaStats> cs = first::stats;
+            Supplier<RpcRdmaStats> cs = first::stats;
             assertEquals(2, cs.get().remoteInvalidations(), "the late reply's and call 8's, never our LOCAL_INV first");
             assertEquals(0, cs.get().localInvalidations());
             assertEquals(1, cs.get().lateReplies());
@@ -234,7 +235,7 @@ class ExposureVerbsTest {
         }
         assertTrue(c.isOpen());
         c.call(callMsg(30, 1, new byte[16]), 0).get(30, TimeUnit.SECONDS).release(); // after the late reply
-        java.util.function.Supplier<RpcRdmaStats> cs = c::stats;
+        Supplier<RpcRdmaStats> cs = c::stats;
         assertEquals(6, cs.get().windowsBound());
         assertEquals(6, cs.get().remoteInvalidations(), "every window withdrawn, each once, by the server's Send");
         assertEquals(0, cs.get().localInvalidations());
@@ -294,7 +295,7 @@ class ExposureVerbsTest {
         assertInstanceOf(ChunksUnavailableException.class, e.getCause());
         c.call(callMsg(51, 1, new byte[3000]), 0).get(30, TimeUnit.SECONDS).release();
         assertTrue(c.isOpen());
-        java.util.function.Supplier<RpcRdmaStats> cs = c::stats;
+        Supplier<RpcRdmaStats> cs = c::stats;
         assertEquals(0, cs.get().exposureRegistrations(), "never a registration while R is negotiated");
         assertEquals(11, cs.get().windowsBound());
         // counted on our side: the server counts its Send after posting it, maybe after we saw the reply
@@ -315,7 +316,7 @@ class ExposureVerbsTest {
         RpcRdmaOptions o = opts().withMemoryWindows(false);
         start(o, o, echo());
         echoChecked(5000);
-        java.util.function.Supplier<RpcRdmaStats> cs = client.connection()::stats;
+        Supplier<RpcRdmaStats> cs = client.connection()::stats;
         assertEquals(0, cs.get().windowsBound());
         assertEquals(2, cs.get().exposureRegistrations());
         lateOp(true, true, o);

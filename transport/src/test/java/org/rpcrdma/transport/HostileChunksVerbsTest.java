@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -106,7 +107,7 @@ class HostileChunksVerbsTest {
         e = assertThrows(ExecutionException.class, () -> g.get(30, TimeUnit.SECONDS));
         assertInstanceOf(MalformedReplyException.class, e.getCause());
         assertTrue(e.getCause().getMessage().contains("claims 65 bytes"), e.getCause().getMessage());
-        java.util.function.Supplier<RpcRdmaStats> cs = client.connection()::stats;
+        Supplier<RpcRdmaStats> cs = client.connection()::stats;
         assertTrue(EndpointDefectsVerbsTest.waitFor(() -> cs.get().localInvalidations() == 2, 10_000),
                 "both calls' windows withdrawn by LOCAL_INV: " + cs.get());
         assertTrue(client.connection().isOpen());

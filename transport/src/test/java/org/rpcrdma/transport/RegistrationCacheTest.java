@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
@@ -69,7 +70,7 @@ class RegistrationCacheTest {
             MemorySegment mem = a.allocate(SIZE);
             MemorySegment receptacle = a.allocate(SIZE);
             writeAndRead(p, mem, receptacle, 1);
-            java.util.function.Supplier<RpcRdmaStats> cs = p.client()::stats;
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
             assertEquals(2, cs.get().registrationCacheMisses());
             assertEquals(0, cs.get().registrationCacheHits());
             assertEquals(2, cs.get().registeredBufferRegistrations());
@@ -114,7 +115,7 @@ class RegistrationCacheTest {
             MemorySegment rec2 = pages.asSlice(SIZE, SIZE).reinterpret(SIZE, second, null);
             assertEquals(mem.address(), mem2.address());
             writeAndRead(p, mem2, rec2, 2);
-            java.util.function.Supplier<RpcRdmaStats> cs = p.client()::stats;
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
             assertEquals(0, cs.get().registrationCacheHits(), "a new scope at the same address is a miss");
             assertEquals(4, cs.get().registrationCacheMisses());
             assertEquals(2, cs.get().registeredBufferDeregistrations(), "the dead entries were dropped");
@@ -133,7 +134,7 @@ class RegistrationCacheTest {
             }
             assertTrue(scope.get() == null, "the cache kept an Arena.ofAuto() segment alive");
             callFromAutoArena(p, 0x81); // a miss sweeps what the GC collected
-            java.util.function.Supplier<RpcRdmaStats> cs = p.client()::stats;
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
             assertEquals(2, cs.get().registrationCacheMisses());
             assertEquals(1, cs.get().registeredBufferDeregistrations());
             assertEquals(1, p.registeredBuffers().cache().entries());
@@ -162,7 +163,7 @@ class RegistrationCacheTest {
             longCall(p, c, 3); // evicts a
             longCall(p, b, 4); // a hit: b is the most recently used
             longCall(p, a, 5); // evicts c
-            java.util.function.Supplier<RpcRdmaStats> cs = p.client()::stats;
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
             assertEquals(4, cs.get().registrationCacheMisses());
             assertEquals(1, cs.get().registrationCacheHits());
             assertEquals(2, cs.get().registrationCacheEvictions());
@@ -190,7 +191,7 @@ class RegistrationCacheTest {
             MemorySegment rec = arena.allocate(SIZE, 4096);
             MemorySegment other = arena.allocate(SIZE, 4096);
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x90, 1, new byte[8]), null, rec, 0);
-            java.util.function.Supplier<RpcRdmaStats> cs = p.client()::stats;
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
             assertEquals(1, cs.get().zeroCopyExposures());
             CompletableFuture<ReceivedMessage> g = p.client().call(callMsg(0x91, 1, new byte[8]), null, other, 0);
             assertEquals(1, cs.get().zeroCopyExposures(), "no room: copied, the receptacle in use stays");
@@ -226,7 +227,7 @@ class RegistrationCacheTest {
             assertNotEquals(rec.address(), offered.writeList().offset(0, 0), "chunk memory, not the caller's");
             f.join().release();
             assertArrayEquals(data, rec.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
-            java.util.function.Supplier<RpcRdmaStats> cs = p.client()::stats;
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
             assertEquals(0, cs.get().zeroCopyExposures());
             assertEquals(0, cs.get().registrationCacheMisses());
             assertEquals(0, cs.get().registeredBufferRegistrations());
@@ -249,7 +250,7 @@ class RegistrationCacheTest {
                 m.release();
                 assertArrayEquals(data, rec.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
             }
-            java.util.function.Supplier<RpcRdmaStats> cs = p.client()::stats;
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
             assertEquals(0, cs.get().zeroCopyExposures(), "all copied");
             assertEquals(0, cs.get().registrationCacheMisses());
             assertEquals(0, p.registeredBuffers().cache().entries());
@@ -259,7 +260,7 @@ class RegistrationCacheTest {
     @Test
     void closingThePairDeregistersEveryEntryOnce() {
         RegistrationCache cache;
-        java.util.function.Supplier<RpcRdmaStats> cs;
+        Supplier<RpcRdmaStats> cs;
         try (Arena a = Arena.ofShared()) {
             try (InMemoryPair p = InMemoryPair.open(OPTS, ddpEcho())) {
                 cache = p.registeredBuffers().cache();

@@ -16,6 +16,7 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -77,7 +78,7 @@ class RegistrationCacheVerbsTest {
     void callerMemoryIsRegisteredOnceFoundAgainAndNeverServedStale() throws Exception {
         start(0);
         Connection c = client.connection();
-        java.util.function.Supplier<RpcRdmaStats> cs = c::stats;
+        Supplier<RpcRdmaStats> cs = c::stats;
         RegistrationCache cache = client.registeredBuffers().cache();
         int mrsBefore = LiveResources.count("MemoryRegion");
         try (Arena backing = Arena.ofShared()) {
@@ -151,7 +152,7 @@ class RegistrationCacheVerbsTest {
             assertEquals(1, client.reconnects());
 
             writeAndRead(after, mem, rec, 2);
-            java.util.function.Supplier<RpcRdmaStats> as = after::stats;
+            Supplier<RpcRdmaStats> as = after::stats;
             assertEquals(2, as.get().registrationCacheHits(), "the entries outlive the connection");
             assertEquals(0, as.get().registrationCacheMisses());
             assertEquals(2, as.get().registeredBufferRegistrations(), "registered in the new PD at first use");

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -35,8 +36,8 @@ class RemoteInvalidationTest {
         RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withRemoteInvalidation(on);
         try (InMemoryPair p = InMemoryPair.open(o, SMALL_REPLY)) {
             assertEquals(on, p.client().remoteInvalidation());
-            java.util.function.Supplier<RpcRdmaStats> cs = p.client()::stats;
-            java.util.function.Supplier<RpcRdmaStats> ss = p.server()::stats;
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
+            Supplier<RpcRdmaStats> ss = p.server()::stats;
             // a long call (one rkey: its Position-Zero Read chunk), a reply that fits inline
             p.client().call(callMsg(1, 1, new byte[3000]), 0).join().release();
             assertEquals(on ? 1 : 0, ss.get().sendsWithInvalidate());
@@ -121,7 +122,7 @@ class RemoteInvalidationTest {
             }
             assertTrue(p.client().isOpen() && p.server().isOpen());
             assertEquals(0, p.exposedCount(), "every rkey withdrawn, the held one by its late reply");
-            java.util.function.Supplier<RpcRdmaStats> cs = p.client()::stats;
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
             assertEquals(1, cs.get().lateReplies());
             assertEquals(on ? 6 : 0, cs.get().remoteInvalidations());
             assertEquals(on ? 0 : 6, cs.get().localInvalidations());

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
@@ -55,7 +56,7 @@ class ZeroCopyTest {
             ReceivedMessage m = f.join();
             assertEquals(data.length, m.placedBytes());
             m.release();
-            java.util.function.Supplier<RpcRdmaStats> cs = p.client()::stats;
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
             assertEquals(1, cs.get().zeroCopyExposures(), "the payload; the heap receptacle was copied");
             assertEquals(1, cs.get().registeredBufferRegistrations());
             assertEquals(0, p.exposedCount());
@@ -122,7 +123,7 @@ class ZeroCopyTest {
             MemorySegment plain = a.allocate(4000);
             plain.copyFrom(callMsg(0x30, 1, new byte[3960]));
             results(p.client().call(plain, 8192).join());
-            java.util.function.Supplier<RpcRdmaStats> cs = p.client()::stats;
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
             assertEquals(5, cs.get().zeroCopyExposures(), "native memory not from the allocator is copied");
             assertEquals(6, cs.get().longCallsSent());
             assertEquals(1, cs.get().registeredBufferRegistrations(), "registered once, used five times");

@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -85,7 +86,7 @@ class ZeroCopyVerbsTest {
         m.release();
         assertArrayEquals(data, receptacle.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE));
         assertEquals(0x55, receptacle.get(ValueLayout.JAVA_BYTE, data.length), "no pad written");
-        java.util.function.Supplier<RpcRdmaStats> cs = c::stats;
+        Supplier<RpcRdmaStats> cs = c::stats;
         assertEquals(2, cs.get().zeroCopyExposures(), "the payload and the receptacle, in place");
         assertEquals(2, cs.get().windowsBound(), "under windows of their own");
         assertEquals(1, cs.get().registeredBufferRegistrations(), "registered once, at allocation");

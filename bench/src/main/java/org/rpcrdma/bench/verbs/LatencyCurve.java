@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.HdrHistogram.Histogram;
 import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaServer;
@@ -209,8 +210,8 @@ public final class LatencyCurve {
         for (Mode m : new Mode[] {Mode.BUSY, Mode.MIXED, Mode.EVENT}) {
             try (RpcPoints.Endpoints e = new RpcPoints.Endpoints(ip, threshold, 0, m)) {
                 MemorySegment call = RpcPoints.callMessage(PROC_NULL, 0);
-                java.util.function.Supplier<RpcRdmaStats> server = e.server::stats;
-                java.util.function.Supplier<RpcRdmaStats> client = e.client.connection()::stats;
+                Supplier<RpcRdmaStats> server = e.server::stats;
+                Supplier<RpcRdmaStats> client = e.client.connection()::stats;
                 long calls = client.get().callsSent();
                 long serverWakeups = server.get().channelWakeups();
                 long clientWakeups = client.get().channelWakeups();
