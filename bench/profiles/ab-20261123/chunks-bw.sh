@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 12 §6 in one boot: 1 MiB round trips through chunks vs perftest ib_read_bw / ib_write_bw.
+# In one boot: 1 MiB round trips through chunks vs perftest ib_read_bw / ib_write_bw.
 cd "$(dirname "$0")/../.."
 J=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
 for t in ib_write_bw ib_read_bw; do

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 12 §6 in one boot: 1 MiB and 16 MiB round trips through chunks (busy-poll, C1-only, 4 KiB
+# In one boot: 1 MiB and 16 MiB round trips through chunks (busy-poll, C1-only, 4 KiB
 # inline) against perftest ib_read_bw / ib_write_bw at the same sizes; run from the repository root:
 #   scripts/rdma-vm run --timeout 1500 -- bench/profiles/ab-20261123/chunks-bw16.sh
 cd "$(dirname "$0")/../../.."

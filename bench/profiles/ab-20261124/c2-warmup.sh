@@ -1,6 +1,6 @@
 #!/bin/bash
 # One boot, busy mode, 64 B at 4 KiB: C1-only vs C2-only with a longer warm-up (10 s, 30 s per
-# point) and C2-only with -Xbatch, two interleaved rounds; ib_send_lat first. Issue 11 section 3.
+# point) and C2-only with -Xbatch, two interleaved rounds; ib_send_lat first.
 # Each line: seconds since that JVM started, then LatencyCurve's progress line. JIT log per run.
 cd "$(dirname "$0")/../../.."
 J=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java

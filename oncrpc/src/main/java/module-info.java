@@ -6,5 +6,4 @@
 module org.rpcrdma.oncrpc {
     requires transitive org.rpcrdma.transport;
     exports org.rpcrdma.oncrpc;
-    exports org.rpcrdma.oncrpc.example;
 }

@@ -11,21 +11,20 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 
 /**
- * Decodes the three ways libibverbs and librdmacm report failure, into one
- * {@link NativeCallException} carrying the function name, errno and strerror text:
+ * errno for the facade ({@link IbvCalls}, {@link RdmaCmCalls}, {@link LibcCalls},
+ * {@link VerbsInline}), and the decoding of the three ways libibverbs and librdmacm report
+ * failure into one positive errno:
  * <ol>
  *   <li>the data path ({@code ibv_post_send}, {@code ibv_post_recv}, {@code ibv_req_notify_cq},
- *       {@code ibv_bind_mw}) returns the errno value itself: {@link #checkReturnedErrno};</li>
- *   <li>{@code ibv_poll_cq} returns a negative number: {@link #checkPoll};</li>
- *   <li>librdmacm and most {@code ibv_*} calls return -1 or NULL and set {@code errno}, which
- *       FFM can only see if the downcall captures it: {@link #capturingDowncall} builds such a
- *       handle, {@link #captureState} gives the calling thread's reusable capture buffer and
- *       {@link #lastError} turns it into the exception.</li>
+ *       {@code ibv_dealloc_mw}) and most {@code int} {@code ibv_*} calls return the errno
+ *       value itself (some providers negate it);</li>
+ *   <li>{@code ibv_poll_cq} returns a negative number (rdma-core sets no errno);</li>
+ *   <li>librdmacm, the pointer-returning {@code ibv_*} calls, {@code ibv_get_cq_event} and
+ *       libc return -1 or NULL and set {@code errno}, which FFM sees only when the downcall
+ *       captures it ({@code Linker.Option.captureCallState("errno")}).</li>
  * </ol>
- * {@link #checkStatus} and {@link #checkPointer} apply the right rule to a control call's
- * result; {@link IbvCalls} and {@link RdmaCmCalls} use them for every errno-reporting call.
- * Capturing handles take the capture segment as their first argument, as
- * {@link Linker.Option#captureCallState} specifies.
+ * Every errno-setting call of the facade captures into one buffer per thread, so
+ * {@link #errno()} after a failed call is that call's errno, as C's {@code errno} is.
  */
 public final class NativeErrors {
     private static final Linker LINKER = Linker.nativeLinker();
@@ -41,85 +40,61 @@ public final class NativeErrors {
             LINKER.defaultLookup().find("strerror").orElseThrow(),
             FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
 
-    private static final int EIO = 5;
+    /** Reported when a call said it failed but left errno 0. */
+    public static final int EIO = 5;
 
     private NativeErrors() {
     }
 
     /**
-     * A downcall handle for {@code address} that also captures {@code errno}. The returned
-     * handle's first parameter is the capture segment (use {@link #captureState()}).
+     * A downcall handle for {@code address} that also captures {@code errno}; its first
+     * parameter is the capture segment ({@link #captureState()}).
      */
-    public static MethodHandle capturingDowncall(MemorySegment address, FunctionDescriptor descriptor) {
+    static MethodHandle capturingDowncall(MemorySegment address, FunctionDescriptor descriptor) {
         return LINKER.downcallHandle(address, descriptor, CAPTURE_ERRNO);
     }
 
     /** The calling thread's capture buffer for {@link #capturingDowncall} handles. */
-    public static MemorySegment captureState() {
+    static MemorySegment captureState() {
         return STATE.get();
     }
 
-    /** The errno a capturing downcall stored in {@code state}. */
-    public static int errno(MemorySegment state) {
-        return (int) ERRNO.get(state, 0L);
+    /** Sets this thread's errno, as a C inline does before it fails without calling out. */
+    static void setErrno(int errno) {
+        ERRNO.set(captureState(), 0L, errno);
     }
 
-    /** The exception for a -1/NULL return whose errno was captured in {@code state}. */
-    public static NativeCallException lastError(String function, MemorySegment state) {
-        return error(function, errno(state));
-    }
-
-    /** The exception for {@code function} failing with {@code errno}. */
-    public static NativeCallException error(String function, int errno) {
-        return new NativeCallException(function, errno, strerror(errno));
+    /** The errno the calling thread's latest errno-setting facade call left. */
+    public static int errno() {
+        return (int) ERRNO.get(captureState(), 0L);
     }
 
     /**
-     * Status style for every {@code int}-returning control call, whichever convention it
-     * follows: 0 is success; -1 means "see errno" (librdmacm, {@code ibv_get_cq_event},
-     * {@code ibv_query_gid}), so the captured errno is reported; a positive value is the
-     * errno itself (most {@code ibv_*}, per their man pages: "returns 0 on success, or the
-     * value of errno on failure"); any other negative value is a negated errno.
+     * The errno of an {@code int} control call's result, whichever convention it follows:
+     * 0 is success; -1 means "see errno" (librdmacm, {@code ibv_get_cq_event},
+     * {@code ibv_query_gid}, libc); a positive value is the errno itself (most
+     * {@code ibv_*}: "returns 0 on success, or the value of errno on failure"); any other
+     * negative value is a negated errno. Call it before the next facade call on this thread.
      *
-     * @param state the capture segment the call was made with
-     * @return {@code rc} (0) so calls can be chained in expressions
+     * @return 0, or the positive errno
      */
-    public static int checkStatus(String function, int rc, MemorySegment state) {
+    public static int statusErrno(int rc) {
         if (rc == 0) {
             return 0;
         }
         if (rc == -1) {
-            int errno = errno(state);
-            throw errno > 0 ? error(function, errno)
-                    : new NativeCallException(function, EIO, "returned -1 without setting errno");
+            return nonZero(errno());
         }
-        throw error(function, Math.abs(rc));
+        return Math.abs(rc);
     }
 
-    /** NULL-return style ({@code ibv_open_device}, {@code ibv_reg_mr}, ...): NULL means "see errno". */
-    public static MemorySegment checkPointer(String function, MemorySegment result, MemorySegment state) {
-        if (result.equals(MemorySegment.NULL)) {
-            int errno = errno(state);
-            throw errno > 0 ? error(function, errno)
-                    : new NativeCallException(function, EIO, "returned NULL without setting errno");
-        }
-        return result;
+    /** The errno of a pointer-returning call that returned NULL (never 0). */
+    public static int pointerErrno() {
+        return nonZero(errno());
     }
 
-    /** Data-path style: {@code rc} is 0 or an errno value. */
-    public static void checkReturnedErrno(String function, int rc) {
-        if (rc != 0) {
-            // Some providers return -errno; report the magnitude either way.
-            throw error(function, Math.abs(rc));
-        }
-    }
-
-    /** {@code ibv_poll_cq} style: a negative count is a failure (rdma-core gives no errno). */
-    public static int checkPoll(String function, int n) {
-        if (n < 0) {
-            throw new NativeCallException(function, -n, "completion queue poll failed (returned " + n + ")");
-        }
-        return n;
+    private static int nonZero(int errno) {
+        return errno > 0 ? errno : EIO;
     }
 
     /** libc's strerror text for {@code errno}. */
@@ -130,5 +105,15 @@ public final class NativeErrors {
         } catch (Throwable t) {
             return "errno " + errno;
         }
+    }
+
+    static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            return r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException("unexpected checked exception from a downcall", t);
     }
 }

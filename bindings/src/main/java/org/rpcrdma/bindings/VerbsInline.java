@@ -9,14 +9,10 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_context;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_context_ops;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_cq;
-import org.rpcrdma.bindings.ffi.ibverbs.ibv_mr;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_mw;
-import org.rpcrdma.bindings.ffi.ibverbs.ibv_mw_bind;
-import org.rpcrdma.bindings.ffi.ibverbs.ibv_mw_bind_info;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_pd;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_qp;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_srq;
@@ -49,20 +45,12 @@ public final class VerbsInline {
     private static final long OPS_POLL_CQ = off(ibv_context_ops.layout(), "poll_cq");
     private static final long OPS_REQ_NOTIFY_CQ = off(ibv_context_ops.layout(), "req_notify_cq");
     private static final long OPS_ALLOC_MW = off(ibv_context_ops.layout(), "alloc_mw");
-    private static final long OPS_BIND_MW = off(ibv_context_ops.layout(), "bind_mw");
     private static final long OPS_DEALLOC_MW = off(ibv_context_ops.layout(), "dealloc_mw");
     private static final long QP_CONTEXT = off(ibv_qp.layout(), "context");
     private static final long CQ_CONTEXT = off(ibv_cq.layout(), "context");
     private static final long SRQ_CONTEXT = off(ibv_srq.layout(), "context");
     private static final long PD_CONTEXT = off(ibv_pd.layout(), "context");
     private static final long MW_CONTEXT = off(ibv_mw.layout(), "context");
-    private static final long MW_PD = off(ibv_mw.layout(), "pd");
-    private static final long MW_TYPE = off(ibv_mw.layout(), "type");
-    private static final long MR_PD = off(ibv_mr.layout(), "pd");
-    private static final long BIND_INFO = off(ibv_mw_bind.layout(), "bind_info");
-    private static final long BIND_INFO_MR = off(ibv_mw_bind_info.layout(), "mr");
-    private static final long BIND_INFO_ADDR = off(ibv_mw_bind_info.layout(), "addr");
-    private static final long BIND_INFO_LENGTH = off(ibv_mw_bind_info.layout(), "length");
 
     // post and poll are critical (no thread-state transition): they are short, never block
     // or call back into Java, and are the per-message hot path. rxe's post_send does one
@@ -79,15 +67,10 @@ public final class VerbsInline {
     // struct ibv_mw *(*)(struct ibv_pd *, enum ibv_mw_type)
     private static final MethodHandle ALLOC_MW = LINKER.downcallHandle(
             FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT), Linker.Option.captureCallState("errno"));
-    // int (*)(struct ibv_qp *, struct ibv_mw *, struct ibv_mw_bind *)
-    private static final MethodHandle BIND_MW = LINKER.downcallHandle(
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
     // int (*)(struct ibv_mw *)
     private static final MethodHandle DEALLOC_MW = LINKER.downcallHandle(
             FunctionDescriptor.of(JAVA_INT, ADDRESS));
 
-    private static final int EINVAL = 22;
-    private static final int EPERM = 1;
     private static final int EOPNOTSUPP = 95;
 
     private VerbsInline() {
@@ -104,17 +87,6 @@ public final class VerbsInline {
     /** {@code object->context->ops.<field>}; never 0 for the data-path ops of a real provider. */
     private static MemorySegment op(long contextAddress, long opOffset) {
         return MemorySegment.ofAddress(ptr(contextAddress + CTX_OPS + opOffset));
-    }
-
-    /**
-     * verbs.h:3339 {@code ibv_post_send}: {@code qp->context->ops.post_send(qp, wr, bad_wr)}.
-     *
-     * @return 0, or the errno value the provider returned (see
-     *         {@link NativeErrors#checkReturnedErrno}); {@code badWr} then points at the
-     *         first work request that was not posted
-     */
-    public static int ibvPostSend(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
-        return ibvPostSend(postSendFunction(qp), qp, wr, badWr);
     }
 
     /**
@@ -136,7 +108,13 @@ public final class VerbsInline {
         return op(ptr(cq.address() + CQ_CONTEXT), OPS_POLL_CQ);
     }
 
-    /** {@link #ibvPostSend} through {@code fn} from {@link #postSendFunction}. */
+    /**
+     * verbs.h:3339 {@code ibv_post_send}: {@code qp->context->ops.post_send(qp, wr, bad_wr)},
+     * through {@code fn} from {@link #postSendFunction}.
+     *
+     * @return 0, or the errno value the provider returned; {@code badWr} then points at the
+     *         first work request that was not posted
+     */
     public static int ibvPostSend(MemorySegment fn, MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
         try {
             return (int) POST.invokeExact(fn, qp, wr, badWr);
@@ -145,12 +123,10 @@ public final class VerbsInline {
         }
     }
 
-    /** verbs.h:3348 {@code ibv_post_recv}: {@code qp->context->ops.post_recv(qp, wr, bad_wr)}. */
-    public static int ibvPostRecv(MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
-        return ibvPostRecv(postRecvFunction(qp), qp, wr, badWr);
-    }
-
-    /** {@link #ibvPostRecv} through {@code fn} from {@link #postRecvFunction}. */
+    /**
+     * verbs.h:3348 {@code ibv_post_recv}: {@code qp->context->ops.post_recv(qp, wr, bad_wr)},
+     * through {@code fn} from {@link #postRecvFunction}.
+     */
     public static int ibvPostRecv(MemorySegment fn, MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
         try {
             return (int) POST.invokeExact(fn, qp, wr, badWr);
@@ -170,16 +146,12 @@ public final class VerbsInline {
     }
 
     /**
-     * verbs.h:2886 {@code ibv_poll_cq}: {@code cq->context->ops.poll_cq(cq, num_entries, wc)}.
+     * verbs.h:2886 {@code ibv_poll_cq}: {@code cq->context->ops.poll_cq(cq, num_entries, wc)},
+     * through {@code fn} from {@link #pollCqFunction}.
      *
      * @param wc an array of at least {@code numEntries} {@code struct ibv_wc}, allocated once
      * @return the number of completions written (0 when none), or a negative value on failure
      */
-    public static int ibvPollCq(MemorySegment cq, int numEntries, MemorySegment wc) {
-        return ibvPollCq(pollCqFunction(cq), cq, numEntries, wc);
-    }
-
-    /** {@link #ibvPollCq} through {@code fn} from {@link #pollCqFunction}. */
     public static int ibvPollCq(MemorySegment fn, MemorySegment cq, int numEntries, MemorySegment wc) {
         try {
             return (int) POLL_CQ.invokeExact(fn, cq, numEntries, wc);
@@ -199,27 +171,23 @@ public final class VerbsInline {
     }
 
     /**
-     * verbs.h:2616 {@code ibv_alloc_mw}: EOPNOTSUPP when the provider has no {@code alloc_mw},
-     * else {@code pd->context->ops.alloc_mw(pd, type)}.
-     *
-     * @throws NativeCallException with the errno the provider set when it returns NULL
+     * verbs.h:2616 {@code ibv_alloc_mw}: NULL with errno EOPNOTSUPP when the provider has no
+     * {@code alloc_mw}, else {@code pd->context->ops.alloc_mw(pd, type)}, whose NULL leaves
+     * the provider's errno; either way {@link NativeErrors#pointerErrno()} gives it.
      */
     public static MemorySegment ibvAllocMw(MemorySegment pd, int type) {
         MemorySegment fn = op(ptr(pd.address() + PD_CONTEXT), OPS_ALLOC_MW);
         if (fn.equals(MemorySegment.NULL)) {
-            throw NativeErrors.error("ibv_alloc_mw", EOPNOTSUPP);
+            NativeErrors.setErrno(EOPNOTSUPP);
+            return MemorySegment.NULL;
         }
-        MemorySegment state = NativeErrors.captureState();
         MemorySegment mw;
         try {
-            mw = (MemorySegment) ALLOC_MW.invokeExact(fn, state, pd, type);
+            mw = (MemorySegment) ALLOC_MW.invokeExact(fn, NativeErrors.captureState(), pd, type);
         } catch (Throwable t) {
             throw rethrow(t);
         }
-        if (mw.equals(MemorySegment.NULL)) {
-            throw NativeErrors.lastError("ibv_alloc_mw", state);
-        }
-        return mw.reinterpret(ibv_mw.layout().byteSize());
+        return mw.equals(MemorySegment.NULL) ? mw : mw.reinterpret(ibv_mw.layout().byteSize());
     }
 
     /** verbs.h:2633 {@code ibv_dealloc_mw}: {@code mw->context->ops.dealloc_mw(mw)}; returns 0 or an errno. */
@@ -227,32 +195,6 @@ public final class VerbsInline {
         MemorySegment fn = op(ptr(mw.address() + MW_CONTEXT), OPS_DEALLOC_MW);
         try {
             return (int) DEALLOC_MW.invokeExact(fn, mw);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-    }
-
-    /**
-     * verbs.h:2652 {@code ibv_bind_mw}: binds a type-1 window through the provider (type-2
-     * windows are bound by posting an {@code IBV_WR_BIND_MW} work request instead). Returns
-     * EINVAL for a type-2 window or an inconsistent bind, EPERM when the MR belongs to
-     * another PD, else the provider's result (0 or an errno), as the C inline does.
-     */
-    public static int ibvBindMw(MemorySegment qp, MemorySegment mw, MemorySegment mwBind) {
-        if (ALL.get(JAVA_INT, mw.address() + MW_TYPE) != IbVerbs.IBV_MW_TYPE_1()) {
-            return EINVAL;
-        }
-        long info = mwBind.address() + BIND_INFO;
-        long mr = ptr(info + BIND_INFO_MR);
-        if (mr == 0 && (ptr(info + BIND_INFO_ADDR) != 0 || ptr(info + BIND_INFO_LENGTH) != 0)) {
-            return EINVAL;
-        }
-        if (mr != 0 && ptr(mw.address() + MW_PD) != ptr(mr + MR_PD)) {
-            return EPERM;
-        }
-        MemorySegment fn = op(ptr(mw.address() + MW_CONTEXT), OPS_BIND_MW);
-        try {
-            return (int) BIND_MW.invokeExact(fn, qp, mw, mwBind);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -266,12 +208,6 @@ public final class VerbsInline {
     }
 
     private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException("unexpected checked exception from a downcall", t);
+        return NativeErrors.rethrow(t);
     }
 }

@@ -22,24 +22,20 @@ class NativeLibrariesTest {
     @Test
     void getDeviceListCallWorks() {
         // On a kernel without RDMA rdma-core answers NULL/ENOSYS, which means no devices;
-        // any other failure would throw NativeCallException and fail this test.
-        List<String> names = VerbsProbe.deviceNames();
+        // any other failure fails this test.
+        List<String> names = ListDevices.deviceNames();
         assertNotNull(names);
         names.forEach(n -> assertFalse(n.isBlank(), "device with an empty name"));
     }
 
     @Test
     void librdmacmLoadsAndReportsErrnoThroughTheCapturingInvoker() {
-        MemorySegment channel;
-        try {
-            channel = RdmaCmCalls.rdmaCreateEventChannel();
-        } catch (NativeCallException e) {
-            // No /dev/infiniband/rdma_cm on this host: the error must name call, errno and text.
-            assertEquals("rdma_create_event_channel", e.function());
-            assertTrue(e.errno() > 0, e.getMessage());
-            assertTrue(e.getMessage().startsWith("rdma_create_event_channel failed: errno " + e.errno() + " ("),
-                    e.getMessage());
-            assertFalse(e.getMessage().contains("(errno "), "no strerror text: " + e.getMessage());
+        MemorySegment channel = RdmaCmCalls.rdmaCreateEventChannel();
+        if (channel.equals(MemorySegment.NULL)) {
+            // No /dev/infiniband/rdma_cm on this host: ENODEV or ENOENT, with its text.
+            int errno = NativeErrors.pointerErrno();
+            assertTrue(errno == 19 || errno == 2, "errno " + errno);
+            assertFalse(NativeErrors.strerror(errno).startsWith("errno "), NativeErrors.strerror(errno));
             return;
         }
         RdmaCm.rdma_destroy_event_channel(channel);
@@ -50,55 +46,37 @@ class NativeLibrariesTest {
         Linker linker = Linker.nativeLinker();
         MethodHandle close = NativeErrors.capturingDowncall(linker.defaultLookup().find("close").orElseThrow(),
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-        MemorySegment state = NativeErrors.captureState();
-        int rc = (int) close.invokeExact(state, -1);
+        int rc = (int) close.invokeExact(NativeErrors.captureState(), -1);
         assertEquals(-1, rc);
-        NativeCallException e = NativeErrors.lastError("close", state);
-        assertEquals(9, e.errno()); // EBADF
-        assertEquals("close", e.function());
-        assertEquals("close failed: errno 9 (Bad file descriptor)", e.getMessage());
+        assertEquals(9, NativeErrors.errno()); // EBADF
+        assertEquals(9, NativeErrors.statusErrno(rc));
+        assertEquals("Bad file descriptor", NativeErrors.strerror(9));
     }
 
     @Test
     void statusStyleDecodesAllThreeConventions() throws Throwable {
-        MemorySegment state = NativeErrors.captureState();
-        assertEquals(0, NativeErrors.checkStatus("ibv_modify_qp", 0, state));
+        assertEquals(0, NativeErrors.statusErrno(0));
         // "returns the value of errno" (most ibv_*)
-        assertEquals(22, assertThrows(NativeCallException.class,
-                () -> NativeErrors.checkStatus("ibv_modify_qp", 22, state)).errno());
+        assertEquals(22, NativeErrors.statusErrno(22));
         // a negated errno
-        assertEquals(22, assertThrows(NativeCallException.class,
-                () -> NativeErrors.checkStatus("ibv_modify_qp", -22, state)).errno());
+        assertEquals(22, NativeErrors.statusErrno(-22));
         // -1 and errno (librdmacm): make a real call set errno in the capture state
         MethodHandle close = NativeErrors.capturingDowncall(
                 Linker.nativeLinker().defaultLookup().find("close").orElseThrow(),
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-        int rc = (int) close.invokeExact(state, -1);
-        NativeCallException e = assertThrows(NativeCallException.class,
-                () -> NativeErrors.checkStatus("rdma_listen", rc, state));
-        assertEquals("rdma_listen failed: errno 9 (Bad file descriptor)", e.getMessage());
-        assertEquals(9, assertThrows(NativeCallException.class,
-                () -> NativeErrors.checkPointer("ibv_reg_mr", MemorySegment.NULL, state)).errno());
-        MemorySegment p = MemorySegment.ofAddress(4096);
-        assertEquals(p, NativeErrors.checkPointer("ibv_reg_mr", p, state));
+        int rc = (int) close.invokeExact(NativeErrors.captureState(), -1);
+        assertEquals(9, NativeErrors.statusErrno(rc));
+        assertEquals(9, NativeErrors.pointerErrno());
+        // a call that says it failed but left errno 0 still reports a failure
+        NativeErrors.setErrno(0);
+        assertEquals(NativeErrors.EIO, NativeErrors.statusErrno(-1));
+        assertEquals(NativeErrors.EIO, NativeErrors.pointerErrno());
     }
 
     @Test
     void rejectValidatesThePrivateDataLength() {
         assertThrows(IllegalArgumentException.class,
                 () -> RdmaCmCalls.rdmaReject(MemorySegment.NULL, MemorySegment.NULL, 256));
-    }
-
-    @Test
-    void dataPathErrorStyles() {
-        NativeErrors.checkReturnedErrno("ibv_post_send", 0);
-        NativeCallException e = assertThrows(NativeCallException.class,
-                () -> NativeErrors.checkReturnedErrno("ibv_post_send", 12));
-        assertEquals("ibv_post_send failed: errno 12 (Cannot allocate memory)", e.getMessage());
-        assertEquals(12, assertThrows(NativeCallException.class,
-                () -> NativeErrors.checkReturnedErrno("ibv_post_recv", -12)).errno());
-        assertEquals(3, NativeErrors.checkPoll("ibv_poll_cq", 3));
-        assertThrows(NativeCallException.class, () -> NativeErrors.checkPoll("ibv_poll_cq", -1));
     }
 
     @Test

@@ -148,10 +148,16 @@ public final class Codecs {
     }
 
     /**
-     * opaque&lt;max&gt; as a DDP-eligible payload (an NFS WRITE's data; RFC 8166 §6): the
-     * sender gives a {@link MemorySegment} (no copy to a byte[] first), the receiver gets a
-     * heap segment it owns. The item a read chunk carries when the call does not fit inline
-     * ({@link XdrCodec#ddpEligible()}). As a result of a call made with a receptacle
+     * opaque&lt;max&gt; as a DDP-eligible payload (an NFS WRITE's data; RFC 8166 §6). The
+     * item a read chunk carries when the call does not fit inline ({@link XdrCodec#ddpEligible()}).
+     * The sender gives a {@link MemorySegment}: in a typed call's arguments it is not encoded
+     * into the message but handed to the transport as it is, exposed in place as the read
+     * chunk when it lies in registered memory (zero copy), else copied once, into chunk
+     * memory or, when the call fits inline, into the Send; it must stay unchanged until the
+     * call completes. A server handler ({@link RpcDispatcher}) gets, for data that came by
+     * RDMA Read, a read-only view of the memory it was read into, valid until the call is
+     * answered (copy what must outlive the answer); data that came inline it gets as a heap
+     * segment of its own (so that the receive buffer goes back at once). As a result of a call made with a receptacle
      * ({@link OncRpcClient#callAsync(RpcProcedure, Object, MemorySegment)}) it decodes into
      * that receptacle, placed there through the write chunk or copied from inline: the
      * result is the slice filled, and more data than the receptacle holds is a decode error.
@@ -178,8 +184,11 @@ public final class Codecs {
         public void encode(XdrWriter w, MemorySegment data) {
             checkLength(data.byteSize(), max, "payload");
             // the data follows the length word; its position is what a Read chunk will carry
-            MessageEncoder.ddpItem(w.written() + 4, data.byteSize());
-            w.writeOpaque(data, 0, (int) data.byteSize());
+            if (MessageEncoder.leaveOut(w.written() + 4, data)) {
+                w.writeInt((int) data.byteSize()); // the data (and pad) go to the transport apart
+            } else {
+                w.writeOpaque(data, 0, (int) data.byteSize());
+            }
         }
 
         @Override
@@ -198,6 +207,11 @@ public final class Codecs {
                 return receptacle.asSlice(0, n);
             }
             int n = r.readOpaqueLength(receptacle == null ? max : (int) Math.min(max, receptacle.byteSize()));
+            if (receptacle == null && ArgumentViews.give()) { // pulled call arguments: held until answered
+                MemorySegment view = r.segment().asSlice(r.position(), n).asReadOnly();
+                r.skip(org.rpcrdma.transport.wire.Xdr.roundUp((long) n));
+                return view;
+            }
             MemorySegment into = receptacle != null ? receptacle.asSlice(0, n) : MemorySegment.ofArray(new byte[n]);
             MemorySegment.copy(r.segment(), r.position(), into, 0, n);
             r.skip(org.rpcrdma.transport.wire.Xdr.roundUp((long) n));

@@ -158,8 +158,9 @@ public final class OncRpcClient {
     /**
      * A call with direct data placement (RFC 8166 §3.4), as NFS WRITE and READ use it, with
      * the transport's default timeout. The argument's DDP-eligible item ({@link Codecs#payload}),
-     * if any, goes as the call's {@link DdpArgument}: in a read chunk the server pulls when
-     * the call does not fit inline. {@code receptacle} (may be null) is offered as a write
+     * if any, goes as the call's {@link DdpArgument}, its segment as it is ({@link DdpArgument#of}):
+     * in a read chunk the server pulls when the call does not fit inline (exposed in place
+     * from registered memory), else copied into the Send. {@code receptacle} (may be null) is offered as a write
      * chunk for the result's DDP-eligible item: a {@link Codecs#payload} in the result codec
      * decodes into it, whether the server placed the data there or sent it inline (the
      * result is the slice filled). The reply is allowed as large as for
@@ -232,12 +233,14 @@ public final class OncRpcClient {
         int allowed = maxReply >= 0 ? maxReply : replyLimit(proc.results());
         CompletableFuture<ReceivedMessage> reply;
         try {
-            MessageEncoder.Encoded call = encodeCall(NEXT_XID.getAndIncrement(), proc, args);
+            // the DDP-eligible argument is not encoded into the message: its segment goes as it is
+            MessageEncoder.Encoded call = MessageEncoder.encodeLeavingOut(callBody(NEXT_XID.getAndIncrement(), proc,
+                    args), 1);
             long[] at = call.ddpOffsets();
             if (at.length > 1) {
                 throw new IllegalArgumentException(at.length + " DDP-eligible items in one call; the transport places one");
             }
-            DdpArgument payload = at.length == 1 ? new DdpArgument(at[0], call.ddpLengths()[0]) : null;
+            DdpArgument payload = at.length == 1 ? DdpArgument.of(at[0], call.leftOut()[0]) : null;
             // a transport that refuses at once (BackchannelNotEnabledException) fails the future too
             reply = transport.send(call.message(), payload, receptacle, allowed, timeoutNanos);
         } catch (RuntimeException e) {
@@ -274,10 +277,15 @@ public final class OncRpcClient {
 
     /** The Call message for {@code proc(args)} with its DDP-eligible items located. */
     <A> MessageEncoder.Encoded encodeCall(int xid, RpcProcedure<A, ?> proc, A args) {
-        return MessageEncoder.encodeWithItems(w -> {
+        return MessageEncoder.encodeWithItems(callBody(xid, proc, args));
+    }
+
+    private <A> java.util.function.Consumer<org.rpcrdma.transport.wire.XdrWriter> callBody(int xid,
+            RpcProcedure<A, ?> proc, A args) {
+        return w -> {
             RpcCallHeader.encode(w, xid, program, version, proc.number(), credential, OpaqueAuth.NONE);
             proc.args().encode(w, args);
-        });
+        };
     }
 
     /** The reply's results; never decoded unless the reply is MSG_ACCEPTED / SUCCESS (RFC 5531 §9). */

@@ -46,7 +46,10 @@ import org.rpcrdma.transport.wire.XdrReader;
  * <li>a handler that throws before answering: SYSTEM_ERR.
  * </ul>
  * The arguments are decoded into Java objects before the handler runs, so the receive
- * buffer is given back at once, even when the handler replies much later. Thread-safe;
+ * buffer is given back at once, even when the handler replies much later. One exception
+ * saves a copy of bulk data: a {@link Codecs#payload} argument that came by RDMA Read (a
+ * read chunk, RFC 8166 §3.4.5) is a read-only view of the memory it was read into, which
+ * is not a receive buffer; that memory is kept until the call is answered. Thread-safe;
  * programs may be registered while calls are served.
  */
 public final class RpcDispatcher implements CallHandler {
@@ -121,8 +124,14 @@ public final class RpcDispatcher implements CallHandler {
     private <A, R> void dispatch(IncomingCall in, RpcCallHeader h, AuthSys authSys, XdrReader r,
             RpcProgramVersion.Entry<A, R> e) {
         A args;
+        ArgumentViews views = ArgumentViews.begin(in.pulled());
+        boolean viewed;
         try {
-            args = e.procedure().args().decode(r);
+            try {
+                args = e.procedure().args().decode(r);
+            } finally {
+                viewed = views.end();
+            }
         } catch (XdrException | RuntimeException x) {
             // a codec that throws on bad input (say, a record's constructor refusing a
             // value) is the same as one that reports it: the arguments are garbage
@@ -130,7 +139,9 @@ public final class RpcDispatcher implements CallHandler {
             in.reply(Replies.accepted(in.xid(), OncRpc.GARBAGE_ARGS));
             return;
         }
-        in.message().release(); // decoded: the buffer goes back to the receive pool now
+        if (!viewed) {
+            in.message().release(); // decoded: the buffer goes back to the receive pool now
+        } // else the handler reads a view of it: the answer releases it
         RpcServerCall<R> call = new RpcServerCall<>(in, h.prog(), h.vers(), h.proc(), h.credFlavor(), authSys,
                 e.procedure().results());
         try {

@@ -103,10 +103,10 @@ public final class RpcServerCall<R> {
         claim();
         MessageEncoder.Encoded m;
         try {
-            m = MessageEncoder.encodeWithItems(w -> {
+            m = MessageEncoder.encodeLeavingOut(w -> {
                 RpcReplyHeader.encodeAccepted(w, in.xid(), OpaqueAuth.NONE, OncRpc.SUCCESS);
                 results.encode(w, result);
-            });
+            }, DdpReply.placeable(in));
         } catch (RuntimeException e) {
             in.reply(Replies.accepted(in.xid(), OncRpc.SYSTEM_ERR)); // the caller still gets its answer
             throw e;

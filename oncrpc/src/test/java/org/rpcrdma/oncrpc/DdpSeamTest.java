@@ -2,6 +2,7 @@ package org.rpcrdma.oncrpc;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -68,5 +69,34 @@ class DdpSeamTest {
         });
         assertArrayEquals(new long[] {8}, outer.ddpOffsets());
         assertArrayEquals(new long[] {1}, outer.ddpLengths());
+    }
+
+    /**
+     * Leaving items out: the first {@code max} payloads are not in the message (their
+     * length words are, the data and pad are not) and come back as the very segments the
+     * codec was given; later items stay inside; each pass of a growing encode starts over.
+     */
+    @Test
+    void theFirstItemsAreLeftOutAsTheCallersOwnSegments() {
+        MemorySegment a = MemorySegment.ofArray(new byte[3001]); // over the first buffer: encoded twice
+        MemorySegment b = MemorySegment.ofArray(new byte[] {1, 2, 3, 4, 5});
+        MessageEncoder.Encoded e = MessageEncoder.encodeLeavingOut(w -> {
+            w.writeInt(9);
+            Codecs.payload(1 << 20).encode(w, a);
+            w.writeInt(10);
+            Codecs.payload(1 << 20).encode(w, b);
+            w.writeInt(11);
+        }, 1);
+        assertEquals(1, e.leftOut().length);
+        assertSame(a, e.leftOut()[0], "the caller's segment, not a copy");
+        assertArrayEquals(new long[] {8, 16}, e.ddpOffsets(), "positions in the message as sent");
+        assertArrayEquals(new long[] {3001, 5}, e.ddpLengths());
+        assertEquals(4 + 4 + 4 + 4 + 8 + 4, e.message().byteSize(), "a's length word only; b and its pad inside");
+        assertEquals(3001, org.rpcrdma.transport.wire.Xdr.getInt(e.message(), 4));
+        assertEquals(10, org.rpcrdma.transport.wire.Xdr.getInt(e.message(), 8));
+        assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, e.message().asSlice(16, 5).toArray(ValueLayout.JAVA_BYTE));
+        assertEquals(11, org.rpcrdma.transport.wire.Xdr.getInt(e.message(), 24));
+        // nothing kept for the next message on this thread
+        assertEquals(0, MessageEncoder.encodeLeavingOut(w -> w.writeInt(1), 1).leftOut().length);
     }
 }

@@ -33,6 +33,8 @@ final class CallExposure {
     private final RpcRdmaHeader header;
     /** Replaced only by a heap copy, under the requester's lock, before any other thread reads it. */
     private MemorySegment inline;
+    /** A DDP argument of its own copied into the Send behind {@link #inline}'s first part, or null. */
+    private final DdpArgument gathered;
     private final MemorySegment receptacle;
     private final ChunkBuffer[] buffers = new ChunkBuffer[3];
     private final int[] rkeys = new int[3];
@@ -56,14 +58,17 @@ final class CallExposure {
 
     /**
      * @param inline     what follows the header in the Send (null for RDMA_NOMSG)
+     * @param gathered   a DDP argument of its own that the Send carries inside {@code inline}'s
+     *                   bytes (see {@link DdpArgument#assemble}), or null
      * @param receptacle the caller's memory for a DDP result, or null
      */
-    CallExposure(Link link, RpcRdmaHeader header, MemorySegment inline, MemorySegment receptacle,
-            boolean peerMayInvalidate) {
+    CallExposure(Link link, RpcRdmaHeader header, MemorySegment inline, DdpArgument gathered,
+            MemorySegment receptacle, boolean peerMayInvalidate) {
         this.link = link;
         this.peerMayInvalidate = peerMayInvalidate;
         this.header = header;
         this.inline = inline;
+        this.gathered = gathered;
         this.receptacle = receptacle;
     }
 
@@ -94,6 +99,17 @@ final class CallExposure {
     /** What follows the header in the Send: the call or its reduced form; null for RDMA_NOMSG. */
     MemorySegment inline() {
         return inline;
+    }
+
+    /** The DDP argument the Send copies in with {@link #inline} (RFC 8166 §3.4.5: no chunk, it fits), or null. */
+    DdpArgument gathered() {
+        return gathered;
+    }
+
+    /** Whether the memory the Send reads is still there (the caller may have closed its arena). */
+    boolean sendable() {
+        MemorySegment m = inline;
+        return m == null || m.scope().isAlive() && (gathered == null || gathered.payload().scope().isAlive());
     }
 
     /** The call's bytes moved (a private copy): what follows the header, if it was them. */

@@ -43,7 +43,7 @@ public interface CallHandler {
     /**
      * A handler that answers each call before it returns, on the thread that gives it the
      * call: then the transport hands it one reused call object (no allocation per call on
-     * the inline path, issue 11). The call and its message are usable only inside
+     * the inline path). The call and its message are usable only inside
      * {@code handle}, on that thread; using them after it returned, or from another thread,
      * throws {@link IllegalStateException}. A call left unanswered when it returns is answered
      * SYSTEM_ERR (and counted as a handler failure). For handlers that hand calls to other

@@ -24,17 +24,33 @@ import org.rpcrdma.transport.wire.Xdr;
  *     was written (the bug libevpl shipped).</li>
  * </ul>
  * Each chunk is one segment under an rkey made for this call ({@link Link#expose}). Memory
- * from the endpoint's {@link RegisteredBuffers} is exposed in place (zero copy); any other
- * caller memory is copied through chunk memory (why no registration cache: see
- * {@link RegisteredBuffers}).
+ * from the endpoint's {@link RegisteredBuffers}, or ordinary memory of the caller's own arenas
+ * that its {@link RegistrationCache} takes, is exposed in place (zero copy); what neither
+ * takes (heap, global or small memory, the cache full or off) is copied through chunk memory.
  */
 final class ChunkMarshal {
     private ChunkMarshal() {}
 
-    /** Whether {@code c} needs chunks under these thresholds (a receptacle always does). */
+    /**
+     * Whether {@code c} goes through {@link #prepare}: it needs chunks under these thresholds
+     * (a receptacle always does), or its DDP argument is a segment of its own, which, if the
+     * call fits inline, is gathered into the Send there.
+     */
     static boolean needsChunks(OutgoingCall c, int sendInline, int receiveInline) {
-        return !Marshal.fitsInline(c.message().byteSize(), sendInline) || needsReplyChunk(c, receiveInline)
+        DdpArgument d = c.ddp();
+        return d != null && d.separate() || usesChunks(c, sendInline, receiveInline);
+    }
+
+    /** Whether {@code c} needs chunks under these thresholds (a receptacle always does). */
+    private static boolean usesChunks(OutgoingCall c, int sendInline, int receiveInline) {
+        return !Marshal.fitsInline(callLength(c), sendInline) || needsReplyChunk(c, receiveInline)
                 || c.receptacle() != null;
+    }
+
+    /** The whole call's XDR length: the message, and a separate DDP argument with its pad. */
+    private static long callLength(OutgoingCall c) {
+        DdpArgument d = c.ddp();
+        return d == null ? c.message().byteSize() : d.callLength(c.message());
     }
 
     /**
@@ -61,8 +77,10 @@ final class ChunkMarshal {
      * chunk memory, or a message over {@code maxChunkBytes}.
      */
     static boolean expose(String name, Connection.Params params, Link link, OutgoingCall c, boolean backwardChunks) {
-        long size = Math.max(c.message().byteSize(), c.maxReplyBytes());
-        String why = !params.client() && !backwardChunks
+        long length = callLength(c);
+        long size = Math.max(length, c.maxReplyBytes());
+        String why = !usesChunks(c, params.sendInline(), params.receiveInline()) ? null // a gathered argument only
+                : !params.client() && !backwardChunks
                 ? "the client did not say it takes backward calls with chunks (RFC 8167 §5.3)"
                 : !link.exposesMemory() ? "this connection has no chunk memory"
                 : size > params.maxChunkBytes() ? "over the " + params.maxChunkBytes() + "-byte chunk limit (maxChunkBytes)"
@@ -78,7 +96,7 @@ final class ChunkMarshal {
                 cause = e;
             }
         }
-        c.fail(new ChunksUnavailableException(name + ": call of " + c.message().byteSize() + " bytes (reply up to "
+        c.fail(new ChunksUnavailableException(name + ": call of " + length + " bytes (reply up to "
                 + c.maxReplyBytes() + ") needs chunks beyond the " + Marshal.inlineLimit(params.sendInline()) + "/"
                 + Marshal.inlineLimit(params.receiveInline()) + " bytes that fit the inline thresholds, and " + why,
                 cause));
@@ -89,22 +107,35 @@ final class ChunkMarshal {
      * Exposes what {@code c} needs on {@code link} and builds its header (rdma_credit =
      * {@code credit}), choosing as Linux's {@code rpcrdma_marshal_req} does: inline if the
      * call fits; else its DDP argument in a read chunk if the rest then fits; else the
-     * whole call as RDMA_NOMSG in a Position-Zero Read chunk. A receptacle becomes a write
-     * chunk, a large enough reply limit a Reply chunk. The caller releases the result
+     * whole call as RDMA_NOMSG in a Position-Zero Read chunk. A DDP argument of its own
+     * ({@link DdpArgument#separate}) is exposed where it lies, the message being the rest
+     * already; if the call fits inline it is copied into the Send behind the message's
+     * first part (one copy, into the registered send buffer: {@link Marshal#withHeader});
+     * for RDMA_NOMSG the call is put together once in chunk memory. A receptacle becomes a
+     * write chunk, a large enough reply limit a Reply chunk. The caller releases the result
      * however the call ends.
      */
     static CallExposure prepare(Link link, OutgoingCall c, int sendInline, int receiveInline, int credit,
             boolean remoteInvalidation) {
         MemorySegment msg = c.message();
-        long length = msg.byteSize();
         DdpArgument ddp = c.ddp();
+        boolean separate = ddp != null && ddp.separate();
+        long length = callLength(c);
         MemorySegment inline = msg;
+        DdpArgument gathered = null; // a separate argument copied into the Send
         boolean pulled = false;
         if (!Marshal.fitsInline(length, sendInline)) {
-            inline = ddp == null ? null : reduced(msg, ddp);
+            inline = ddp == null ? null : separate ? msg : reduced(msg, ddp);
             pulled = inline != null && Marshal.fitsInline(inline.byteSize(), sendInline);
             if (!pulled) {
                 inline = null;
+            }
+        } else if (separate) {
+            if (ddp.payload().isAccessibleBy(OutgoingCall.NOT_THE_OWNER)) {
+                gathered = ddp;
+            } else { // a call that waits is sent by another thread: put together now (under the inline threshold)
+                inline = MemorySegment.ofArray(new byte[(int) length]);
+                ddp.assemble(msg, inline, 0);
             }
         }
         RpcRdmaHeader h = new RpcRdmaHeader(1, 1, 1, 1);
@@ -117,17 +148,26 @@ final class ChunkMarshal {
             long chunksHeader = (receptacle == null ? 0 : 4L * (RpcRdma.WRITECHUNK_MINSZ))
                     + (replyCapacity == 0 ? 0 : 4L * (1 + RpcRdma.SEGMENT_MAXSZ))
                     + (pulled ? 4L * RpcRdma.READCHUNK_MAXSZ : 0);
-            if (inline != null && Marshal.INLINE_HEADER + chunksHeader + inline.byteSize() > sendInline) {
+            if (inline != null && Marshal.INLINE_HEADER + chunksHeader + sent(inline, gathered) > sendInline) {
                 inline = null; // the chunk lists crowd it out: the whole call goes in a chunk
                 pulled = false;
+                gathered = null;
             }
-            x = new CallExposure(link, h, inline, receptacle, remoteInvalidation);
+            x = new CallExposure(link, h, inline, gathered, receptacle, remoteInvalidation);
             if (inline == null) {
                 h.proc(RpcRdma.RDMA_NOMSG);
-                expose(link, x, CallExposure.CALL, msg, 0, length, true, false);
+                if (separate) {
+                    exposeAssembled(link, x, msg, ddp, length);
+                } else {
+                    expose(link, x, CallExposure.CALL, msg, 0, length, true, false);
+                }
                 h.readList().add(0, x.rkey(CallExposure.CALL), length, x.address(CallExposure.CALL));
             } else if (pulled) {
-                expose(link, x, CallExposure.CALL, msg, ddp.offset(), ddp.length(), true, false);
+                if (separate) { // in place when registered: the zero-copy case
+                    expose(link, x, CallExposure.CALL, ddp.payload(), 0, ddp.length(), true, false);
+                } else {
+                    expose(link, x, CallExposure.CALL, msg, ddp.offset(), ddp.length(), true, false);
+                }
                 h.readList().add((int) ddp.offset(), x.rkey(CallExposure.CALL), ddp.length(),
                         x.address(CallExposure.CALL));
             }
@@ -147,7 +187,7 @@ final class ChunkMarshal {
                 h.hasReplyChunk(true).replyChunk().add(x.rkey(CallExposure.REPLY), replyCapacity,
                         x.address(CallExposure.REPLY));
             }
-            if (RpcRdmaEncoder.encodedLength(h) + (inline == null ? 0 : inline.byteSize()) > sendInline) {
+            if (RpcRdmaEncoder.encodedLength(h) + (inline == null ? 0 : sent(inline, gathered)) > sendInline) {
                 throw new RpcRdmaException("its chunk lists do not fit the send inline threshold of " + sendInline);
             }
             ok = true;
@@ -157,6 +197,22 @@ final class ChunkMarshal {
                 x.release();
             }
         }
+    }
+
+    /** Bytes of the RPC message the Send carries: {@code inline}, with {@code gathered}'s data and pad if not null. */
+    private static long sent(MemorySegment inline, DdpArgument gathered) {
+        return gathered == null ? inline.byteSize() : gathered.callLength(inline);
+    }
+
+    /**
+     * Exposes the whole call of a separate DDP argument for a Position-Zero Read chunk,
+     * put together in chunk memory (the message's two parts around the payload and its pad).
+     */
+    private static void exposeAssembled(Link link, CallExposure x, MemorySegment msg, DdpArgument ddp, long length) {
+        ChunkBuffer b = link.allocateChunk(length);
+        x.buffer(CallExposure.CALL, b);
+        ddp.assemble(msg, b.segment(), 0);
+        x.exposed(CallExposure.CALL, link.expose(b, 0, length, false));
     }
 
     /** The call without its DDP argument's data and pad (the read chunk takes their place), or null if out of range. */

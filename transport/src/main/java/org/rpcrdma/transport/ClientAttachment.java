@@ -131,8 +131,12 @@ final class ClientAttachment {
                     + o.connectTimeoutMillis() + " ms");
         }
         if (ev.type() != type) {
-            throw new RpcRdmaException("connect to " + server + ": " + ev.type() + " (status " + ev.status()
-                    + ") instead of " + type);
+            String step = switch (type) {
+                case ADDR_RESOLVED -> "rdma_resolve_addr";
+                case ROUTE_RESOLVED -> "rdma_resolve_route";
+                default -> "rdma_connect";
+            };
+            throw ev.failure(step, "connect to " + server + " awaiting " + type);
         }
         return ev;
     }

@@ -55,9 +55,6 @@ public final class Connection implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    /** ONC RPC program a client of ours calls to tell our server its backchannel is ready. */
-    public static final int BACKCHANNEL_CONTROL_PROGRAM = BackchannelControl.PROGRAM;
-
     /** Immutable per-connection parameters, fixed after private-data negotiation. */
     record Params(boolean client, int sendInline, int receiveInline, int ownCallCredits, int grantToPeer,
             boolean remoteInvalidation, int signalEvery, long callTimeoutMillis, int maxChunkBytes,
@@ -262,11 +259,6 @@ public final class Connection implements AutoCloseable {
         return state == State.OPEN;
     }
 
-    /** The link below (for tests that play a late or hostile RDMA operation). */
-    Link link() {
-        return link;
-    }
-
     /** Receive-pool buffer {@code slot} (in-memory links write received bytes here). */
     MemorySegment receiveBuffer(int slot) {
         return receives.buffer(slot);
@@ -399,8 +391,9 @@ public final class Connection implements AutoCloseable {
 
     /**
      * A call with direct data placement (RFC 8166 §3.4.5-3.4.6), as NFS READ and WRITE use
-     * it. {@code payload} (may be null) marks the call's DDP-eligible argument: when the call
-     * does not fit inline it travels in a read chunk the server pulls, the rest inline.
+     * it. {@code payload} (may be null) marks the call's DDP-eligible argument, inside the
+     * message or a segment of its own ({@link DdpArgument#of}, exposed in place, not copied):
+     * when the call does not fit inline it travels in a read chunk the server pulls, the rest inline.
      * {@code receptacle} (may be null) is where a DDP result goes: offered as a write chunk
      * of its size; the reply's {@link ReceivedMessage#placedBytes()} says how many bytes the
      * server placed there (checked against what was offered), already copied into it when
@@ -418,9 +411,8 @@ public final class Connection implements AutoCloseable {
             int maxReplyBytes, long timeout, TimeUnit unit) {
         long timeoutNanos = CallTimer.timeoutNanos(timeout, unit);
         checkMaxReplyBytes(maxReplyBytes);
-        if (payload != null && payload.paddedEnd() > rpcCall.byteSize()) {
-            throw new IllegalArgumentException(payload + " with its XDR pad lies beyond the " + rpcCall.byteSize()
-                    + "-byte call");
+        if (payload != null) {
+            payload.checkIn(rpcCall);
         }
         if (receptacle != null && (receptacle.byteSize() == 0 || receptacle.byteSize() > params.maxChunkBytes())) {
             throw new IllegalArgumentException("receptacle of " + receptacle.byteSize() + " bytes is not in [1, "
@@ -718,26 +710,6 @@ public final class Connection implements AutoCloseable {
             f.cancel(false);
             throw e;
         }
-    }
-
-    /**
-     * Sends {@code bytes} as one Send exactly as given: no encoding, no credit, no XID
-     * table. Only for tests that play a misbehaving peer against a real server.
-     */
-    void postRaw(MemorySegment bytes) {
-        postRaw(bytes, 0);
-    }
-
-    /** As {@link #postRaw(MemorySegment)}, by Send with Invalidate of the peer's {@code rkey} unless 0. */
-    void postRaw(MemorySegment bytes, int invalidateRkey) {
-        sends.sendRaw(bytes, invalidateRkey);
-        settle();
-    }
-
-    /** Tests only: this connection becomes a raw peer ({@link Unmarshal.RawTap}); no endpoint sets one. */
-    void playRawPeer(Unmarshal.RawTap tap) {
-        unmarshal.rawTap(tap);
-        rdma.rawTap(tap);
     }
 
     // ---- completion path (one completion thread at a time) ----

@@ -128,19 +128,6 @@ public final class InMemoryPair implements AutoCloseable {
         return registered;
     }
 
-    /**
-     * Package-private, for tests that play a requester by hand: exposes {@code memory} of
-     * the client side to the server's RDMA Reads (and Writes if {@code writable}).
-     */
-    int exposeOnClient(MemorySegment memory, boolean writable) {
-        return ((End) clientEnd).expose(new ChunkBuffer(memory, 0, null, b -> { }), 0, memory.byteSize(), writable);
-    }
-
-    /** The server side's link (for tests that play a late or hostile RDMA operation). */
-    Link serverLink() {
-        return serverEnd;
-    }
-
     private Link serverEnd;
 
     /** Withdraws an rkey (either side's). */

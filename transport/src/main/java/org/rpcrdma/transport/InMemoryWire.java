@@ -13,8 +13,8 @@ import java.lang.invoke.VarHandle;
  * connection).
  *
  * <p>Kept in primitive arrays so a call and its reply allocate nothing here, and with two
- * lock acquisitions per round trip (issue 11 §1: what a benchmark of the pair shows is
- * the transport's): each side's posted receives are a single-producer single-consumer
+ * lock acquisitions per round trip (what a benchmark of the pair shows should be the
+ * transport's cost, not this emulation's): each side's posted receives are a single-producer single-consumer
  * ring (its receive pool posts under the pool's lock, the peer's Sends take them under the
  * peer's send lock); and a delivery the draining thread queues itself while nothing else
  * is queued goes to that thread's own lane, with no lock.

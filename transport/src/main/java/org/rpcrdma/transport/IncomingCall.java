@@ -58,6 +58,16 @@ public interface IncomingCall {
         }
     }
 
+    /**
+     * Whether the call's bytes were pulled by RDMA Read (it came with read chunks, RFC 8166
+     * §3.4.5) into memory of their own rather than sitting in a receive buffer: holding
+     * {@link #message()} until the reply then holds that memory, not a receive buffer the
+     * peer's next calls need, so a handler may read the bytes in place until it answers.
+     */
+    default boolean pulled() {
+        return false;
+    }
+
     /** Write chunks the requester offered for DDP results (RFC 8166 §3.4.6). */
     default int writeChunkCount() {
         return 0;

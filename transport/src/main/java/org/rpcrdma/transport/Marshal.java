@@ -40,12 +40,35 @@ final class Marshal {
      * when {@code rpc} is null (RDMA_NOMSG); returns the Send length.
      */
     static int withHeader(MemorySegment buf, RpcRdmaHeader h, MemorySegment rpc) {
+        return withHeader(buf, h, rpc, null);
+    }
+
+    /**
+     * As {@link #withHeader(MemorySegment, RpcRdmaHeader, MemorySegment)}, with
+     * {@code gathered}'s data (a DDP argument of its own, small enough to go inline) and
+     * its pad copied in at its position: the one copy of it, straight into the send buffer.
+     */
+    static int withHeader(MemorySegment buf, RpcRdmaHeader h, MemorySegment rpc, DdpArgument gathered) {
         int n = RpcRdmaEncoder.encode(h, buf, 0, buf.byteSize());
         if (rpc != null) {
-            MemorySegment.copy(rpc, 0, buf, n, rpc.byteSize());
-            n += (int) rpc.byteSize();
+            n += (int) (gathered == null ? copy(rpc, buf, n) : gathered.assemble(rpc, buf, n));
         }
         return n;
+    }
+
+    private static long copy(MemorySegment rpc, MemorySegment buf, int at) {
+        MemorySegment.copy(rpc, 0, buf, at, rpc.byteSize());
+        return rpc.byteSize();
+    }
+
+    /** A heap copy of the RPC message {@code rpc} with {@code gathered}'s data put in (null: of {@code rpc} alone). */
+    static MemorySegment heapCopy(MemorySegment rpc, DdpArgument gathered) {
+        if (gathered == null) {
+            return OutgoingCall.heapCopy(rpc);
+        }
+        MemorySegment m = MemorySegment.ofArray(new byte[Math.toIntExact(gathered.callLength(rpc))]);
+        gathered.assemble(rpc, m, 0);
+        return m;
     }
 
     /** Encodes RDMA_ERROR; returns the Send length. */

@@ -249,8 +249,7 @@ sealed class OutgoingCall extends CompletableFuture<ReceivedMessage> permits Reu
     /** Whether the memory this call's Send reads is still there (the caller may have closed its arena). */
     final boolean sendable() {
         CallExposure x = exposure;
-        MemorySegment inline = x == null ? message : x.inline();
-        return inline == null || inline.scope().isAlive();
+        return x == null ? message.scope().isAlive() : x.sendable();
     }
 
     /** Leaves its connection: the bytes must now survive until a later connection sends them. */

@@ -105,10 +105,6 @@ final class RdmaQueue {
     /** See {@link Unmarshal.RawTap}; null but on a conformance test's raw peer. */
     private volatile Unmarshal.RawTap rawTap;
 
-    void rawTap(Unmarshal.RawTap tap) {
-        rawTap = tap;
-    }
-
     RdmaQueue(Link link, StatsCounters stats) {
         this.link = link;
         this.stats = stats;

@@ -90,6 +90,11 @@ public final class ReceivedMessage implements AutoCloseable {
         return bytes;
     }
 
+    /** Whether the message sits in a receive buffer (the peer's next messages need it back soon). */
+    boolean inReceiveBuffer() {
+        return owner != null;
+    }
+
     /** Copies the bytes to the heap (so they survive release). */
     public byte[] toByteArray() {
         return bytes().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);

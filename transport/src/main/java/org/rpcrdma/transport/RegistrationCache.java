@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The registration cache of one endpoint for ordinary caller memory (RFC 8166 §3.4: chunks
- * exist to move data without copies; issue 12 §3): a long call, DDP argument or receptacle
+ * exist to move data without copies): a long call, DDP argument or receptacle
  * in a native segment of the caller's own arena is exposed in place, under the call's own
  * memory window, instead of being copied through chunk memory. Each entry is the pages of
  * such memory as a {@link RegisteredBuffer}, so connections register it in their PD at

@@ -338,7 +338,7 @@ final class Requester {
                 if (longCall) {
                     stats.longCallsSent.increment();
                 }
-                sends.sendWithHeader(x.header(), x.inline());
+                sends.sendWithHeader(x.header(), x.inline(), x.gathered(), 0);
             }
             stats.callsSent.increment();
         }

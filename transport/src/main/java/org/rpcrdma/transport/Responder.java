@@ -27,9 +27,9 @@ import org.rpcrdma.transport.wire.XdrWriter;
  * Linux never sends them) are served like forward ones when it takes them
  * ({@link Connection#backwardChunks()}), else answered ERR_CHUNK.
  *
- * <p>Over 400 lines because the call object it hands out ({@link Call}, reused for
- * immediate handlers) answers through this class's counting and refusals: the exactness
- * of the peer's credits is easier to check with both in one place.
+ * <p>The call object it hands out ({@link Call}, reused for immediate handlers) answers
+ * through this class's counting and refusals, so the peer's credits are exact by
+ * construction (RFC 8166 §3.3.1: every call the peer sends holds one until answered).
  *
  * <p>Every call counted here is answered exactly once (a reply, an RDMA_ERROR, or the
  * connection's loss), so the peer's credits never drift. Holds no lock of its own across
@@ -380,6 +380,11 @@ final class Responder {
         @Override
         public ReceivedMessage message() {
             return msg;
+        }
+
+        @Override
+        public boolean pulled() {
+            return !msg.inReceiveBuffer(); // assembled in chunk memory (ReadChunkPuller)
         }
 
         @Override

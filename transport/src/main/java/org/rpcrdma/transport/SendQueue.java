@@ -79,24 +79,33 @@ final class SendQueue {
      * null (RDMA_NOMSG). The caller checked that it fits the send inline threshold.
      */
     void sendWithHeader(RpcRdmaHeader header, MemorySegment rpc) {
-        sendWithHeader(header, rpc, 0);
+        sendWithHeader(header, rpc, null, 0);
     }
 
     /** As {@link #sendWithHeader(RpcRdmaHeader, MemorySegment)}, invalidating {@code invalidateRkey} unless 0. */
-    synchronized void sendWithHeader(RpcRdmaHeader header, MemorySegment rpc, int invalidateRkey) {
+    void sendWithHeader(RpcRdmaHeader header, MemorySegment rpc, int invalidateRkey) {
+        sendWithHeader(header, rpc, null, invalidateRkey);
+    }
+
+    /**
+     * As {@link #sendWithHeader(RpcRdmaHeader, MemorySegment, int)}, the RPC message being
+     * {@code rpc} with {@code gathered}'s data put in at its position (null: {@code rpc} alone).
+     */
+    synchronized void sendWithHeader(RpcRdmaHeader header, MemorySegment rpc, DdpArgument gathered,
+            int invalidateRkey) {
         if (shut) {
             return;
         }
         if (queue.isEmpty() && !held) {
             int slot = ring.tryAcquire();
             if (slot >= 0) {
-                postWithHeader(slot, header, rpc, invalidateRkey);
+                postWithHeader(slot, header, rpc, gathered, invalidateRkey);
                 return;
             }
         }
         stats.sendContextWaits.increment();
-        queue.addLast(new Waiting(header.xid(), header.credit(), rpc == null ? null : OutgoingCall.heapCopy(rpc), 0,
-                header, invalidateRkey));
+        queue.addLast(new Waiting(header.xid(), header.credit(), rpc == null ? null : Marshal.heapCopy(rpc, gathered),
+                0, header, invalidateRkey));
     }
 
     /** Sends RDMA_ERROR ({@code RpcRdma.ERR_VERS} or {@code ERR_CHUNK}) for {@code xid}. */
@@ -113,16 +122,6 @@ final class SendQueue {
         }
         stats.sendContextWaits.increment();
         queue.addLast(new Waiting(xid, credit, null, error, null, 0));
-    }
-
-    /** Sends {@code bytes} as one Send exactly as given: only for tests that play a misbehaving peer. */
-    synchronized void sendRaw(MemorySegment bytes, int invalidateRkey) {
-        int slot = ring.tryAcquire();
-        if (slot < 0) {
-            throw new IllegalStateException("no free send context");
-        }
-        MemorySegment.copy(bytes, 0, buffers[slot], 0, bytes.byteSize());
-        post(slot, (int) bytes.byteSize(), invalidateRkey);
     }
 
     /** A signalled Send completed: its context and all older ones are free; queued messages go. */
@@ -156,7 +155,7 @@ final class SendQueue {
             }
             Waiting w = queue.pollFirst();
             if (w.header() != null) {
-                postWithHeader(s, w.header(), w.rpc(), w.invalidate());
+                postWithHeader(s, w.header(), w.rpc(), null, w.invalidate());
             } else if (w.rpc() == null) {
                 postError(s, w.xid(), w.credit(), w.error());
             } else {
@@ -176,10 +175,11 @@ final class SendQueue {
         post(slot, length, invalidateRkey);
     }
 
-    private void postWithHeader(int slot, RpcRdmaHeader header, MemorySegment rpc, int invalidateRkey) {
+    private void postWithHeader(int slot, RpcRdmaHeader header, MemorySegment rpc, DdpArgument gathered,
+            int invalidateRkey) {
         int length;
         try {
-            length = Marshal.withHeader(buffers[slot], header, rpc);
+            length = Marshal.withHeader(buffers[slot], header, rpc, gathered);
         } catch (IllegalStateException e) {
             linkGone(e);
             return;

@@ -42,10 +42,6 @@ final class Unmarshal {
         void rdmaCompleted(int token);
     }
 
-    void rawTap(RawTap tap) {
-        rawTap = tap;
-    }
-
     Unmarshal(Connection conn, RpcRdmaHeader rxHeader, Requester requester, Responder responder, StatsCounters stats) {
         this.conn = conn;
         this.rxHeader = rxHeader;

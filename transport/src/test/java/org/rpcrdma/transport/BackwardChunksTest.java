@@ -73,7 +73,7 @@ class BackwardChunksTest {
             // a server that sends one anyway: a Position-Zero Read chunk, by hand
             RpcRdmaHeader h = new RpcRdmaHeader(1, 1, 1, 1).clear().xid(0x25).credit(1).proc(RpcRdma.RDMA_NOMSG);
             h.readList().add(0, 0x1234, 2000, 0x1000);
-            p.server().postRaw(ChunkTest.raw(h, null));
+            RawAccess.send(p.server(), ChunkTest.raw(h, null));
             assertEquals(1, p.client().stats().errChunkSent());
             assertEquals(1, p.client().stats().chunkListsRefused());
             assertEquals(0, p.client().stats().rdmaReads(), "nothing was read");

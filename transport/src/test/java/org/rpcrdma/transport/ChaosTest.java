@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Timeout;
 import org.rpcrdma.transport.wire.Xdr;
 
 /**
- * Issue 10's chaos test on the host: several threads make forward calls with random
+ * The chaos test on the host: several threads make forward calls with random
  * timeouts, cancellations and retry flags while the server makes backward calls, answers
  * late, and drops the connection at random; the client "reconnects" (a new in-memory pair
  * takes the calls the lost one handed over, as {@link RpcRdmaClient} does). At the end
@@ -53,7 +53,7 @@ class ChaosTest {
             return p;
         }
 
-        /** Runs on whatever thread saw the loss, holding no transport lock (issue 10, defect 5). */
+        /** Runs on whatever thread saw the loss, holding no transport lock. */
         void adopt(LoopbackPair lost, List<OutgoingCall> orphans) {
             LoopbackPair next;
             synchronized (lock) {

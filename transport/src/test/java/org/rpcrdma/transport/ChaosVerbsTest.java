@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 10's chaos test on real verbs (shorter than {@link ChaosTest}): two callers with
+ * The chaos test on real verbs (shorter than {@link ChaosTest}): two callers with
  * random timeouts, cancellations and retry flags, backward calls through the server's
  * {@link Backchannel}, late answers, and a server that closes connections at random while
  * {@link RpcRdmaClient} reconnects. Every call ends with its own reply or an allowed

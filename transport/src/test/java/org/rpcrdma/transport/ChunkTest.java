@@ -74,14 +74,14 @@ class ChunkTest {
             MemorySegment call = callMsg(0x53, 1, pattern(8000, 8));
             MemorySegment mem = a.allocate(call.byteSize());
             mem.copyFrom(call);
-            int rkey = p.exposeOnClient(mem, false);
+            int rkey = RawAccess.expose(p.client(), mem, false);
             RpcRdmaHeader h = header(0x53, RpcRdma.RDMA_NOMSG);
             long per = call.byteSize() / 8;
             for (int i = 0; i < 8; i++) {
                 long len = i == 7 ? call.byteSize() - 7 * per : per;
                 h.readList().add(0, rkey, len, mem.address() + i * per);
             }
-            p.client().postRaw(raw(h, null));
+            RawAccess.send(p.client(), raw(h, null));
             assertEquals(1, rec.seen.size());
             assertArrayEquals(call.toArray(ValueLayout.JAVA_BYTE), rec.seen.get(0));
             assertEquals(8, p.server().stats().rdmaReads());
@@ -223,11 +223,11 @@ class ChunkTest {
             byte[] data = {11, 12, 13, 14, 15};
             MemorySegment exposed = a.allocate(5);
             exposed.copyFrom(MemorySegment.ofArray(data));
-            int rkey = p.exposeOnClient(exposed, false);
+            int rkey = RawAccess.expose(p.client(), exposed, false);
             MemorySegment reduced = callMsg(0x51, 1, new byte[] {0, 0, 0, 5, 21, 22, 23, 24, 25, 26, 27, 28});
             RpcRdmaHeader h = header(0x51, RpcRdma.RDMA_MSG);
             h.readList().add(44, rkey, 5, exposed.address());
-            p.client().postRaw(raw(h, reduced));
+            RawAccess.send(p.client(), raw(h, reduced));
             assertEquals(1, rec.seen.size(), "the handler got the call once its chunk was pulled");
             byte[] want = new byte[40 + 4 + 8 + 8];
             System.arraycopy(reduced.toArray(ValueLayout.JAVA_BYTE), 0, want, 0, 44);
@@ -246,11 +246,11 @@ class ChunkTest {
             MemorySegment call = callMsg(0x52, 1, pattern(3000, 3));
             MemorySegment mem = a.allocate(call.byteSize());
             mem.copyFrom(call);
-            int rkey = p.exposeOnClient(mem, false);
+            int rkey = RawAccess.expose(p.client(), mem, false);
             RpcRdmaHeader h = header(0x52, RpcRdma.RDMA_NOMSG);
             h.readList().add(0, rkey, 1000, mem.address()).add(0, rkey, 0, mem.address() + 1000)
                     .add(0, rkey, call.byteSize() - 1000, mem.address() + 1000);
-            p.client().postRaw(raw(h, null));
+            RawAccess.send(p.client(), raw(h, null));
             assertEquals(1, rec.seen.size());
             assertArrayEquals(call.toArray(ValueLayout.JAVA_BYTE), rec.seen.get(0));
         }
@@ -265,21 +265,21 @@ class ChunkTest {
             // 4 GiB - 1 in one read segment: over maxChunkBytes, refused before any allocation
             RpcRdmaHeader h = header(0x60, RpcRdma.RDMA_NOMSG);
             h.readList().add(0, 0x1234, 0xFFFF_FFFFL, 0x1000);
-            p.client().postRaw(raw(h, null));
+            RawAccess.send(p.client(), raw(h, null));
             // five segments against a limit of four
             h = header(0x61, RpcRdma.RDMA_MSG);
             for (int i = 0; i < 5; i++) {
                 h.readList().add(40, 0x1234, 4, 0x1000 + 4 * i);
             }
-            p.client().postRaw(raw(h, callMsg(0x61, 1, new byte[8])));
+            RawAccess.send(p.client(), raw(h, callMsg(0x61, 1, new byte[8])));
             // a Position-Zero chunk with another read chunk after it that makes the call too long
             h = header(0x62, RpcRdma.RDMA_NOMSG);
             h.readList().add(0, 0x1234, 100, 0x1000).add(40, 0x1234, 0xFFFF_FFFFL, 0x2000);
-            p.client().postRaw(raw(h, null));
+            RawAccess.send(p.client(), raw(h, null));
             // overlapping read chunks (the decoder's check, RFC 8166 §3.4.5)
             h = header(0x63, RpcRdma.RDMA_MSG);
             h.readList().add(40, 0x1234, 8, 0x1000).add(44, 0x1234, 4, 0x2000);
-            p.client().postRaw(raw(h, callMsg(0x63, 1, new byte[8])));
+            RawAccess.send(p.client(), raw(h, callMsg(0x63, 1, new byte[8])));
             // a write chunk claiming 10,000 segments in a 1 KiB message
             MemorySegment m = raw(header(0x64, RpcRdma.RDMA_MSG), inline);
             MemorySegment bad = MemorySegment.ofArray(new byte[(int) m.byteSize() + 8 + 16]);
@@ -287,7 +287,7 @@ class ChunkTest {
             Xdr.putInt(bad, 20, 1);
             Xdr.putInt(bad, 24, 10_000);
             Xdr.putInt(bad, 0, 0x64);
-            p.client().postRaw(bad);
+            RawAccess.send(p.client(), bad);
             assertEquals(0, rec.seen.size(), "no hostile call reached the handler");
             assertEquals(5, p.server().stats().errChunkSent(), () -> p.server().stats() + " / " + p.client().stats());
             assertEquals(0, p.server().stats().rdmaReads(), "nothing was read");
@@ -305,7 +305,7 @@ class ChunkTest {
         try (InMemoryPair p = InMemoryPair.open(RAW, rec)) {
             RpcRdmaHeader h = header(0x70, RpcRdma.RDMA_NOMSG);
             h.readList().add(0, 0x7777, 100, 0x1000);
-            p.client().postRaw(raw(h, null));
+            RawAccess.send(p.client(), raw(h, null));
             assertEquals(0, rec.seen.size());
             assertFalse(p.server().isOpen());
             assertFalse(p.client().isOpen());
@@ -318,16 +318,16 @@ class ChunkTest {
         try (InMemoryPair p = InMemoryPair.open(RAW, held::add); Arena a = Arena.ofConfined()) {
             MemorySegment target = a.allocate(16);
             target.fill((byte) 0x55);
-            int rkey = p.exposeOnClient(target, true);
+            int rkey = RawAccess.expose(p.client(), target, true);
             RpcRdmaHeader h = header(0x80, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
             h.writeList().addSegment(rkey, 8, target.address()).addSegment(rkey, 8, target.address() + 8);
-            p.client().postRaw(raw(h, callMsg(0x80, 1, new byte[0])));
+            RawAccess.send(p.client(), raw(h, callMsg(0x80, 1, new byte[0])));
             h = header(0x81, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
             // an rkey of its own: the reply to 0x80 invalidates the first (remote invalidation)
-            h.writeList().addSegment(p.exposeOnClient(target, true), 16, target.address());
-            p.client().postRaw(raw(h, callMsg(0x81, 1, new byte[0])));
+            h.writeList().addSegment(RawAccess.expose(p.client(), target, true), 16, target.address());
+            RawAccess.send(p.client(), raw(h, callMsg(0x81, 1, new byte[0])));
             assertEquals(2, held.size());
             IncomingCall unused = held.get(0);
             assertEquals(1, unused.writeChunkCount());
@@ -356,18 +356,18 @@ class ChunkTest {
             MemorySegment second = a.allocate(16);
             first.fill((byte) 0x55);
             second.fill((byte) 0x66);
-            int rkey = p.exposeOnClient(first, true);
-            int rkey2 = p.exposeOnClient(second, true);
+            int rkey = RawAccess.expose(p.client(), first, true);
+            int rkey2 = RawAccess.expose(p.client(), second, true);
             RpcRdmaHeader h = header(0x90, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
             h.writeList().addSegment(rkey, 16, first.address());
             h.writeList().beginChunk();
             h.writeList().addSegment(rkey2, 8, second.address()).addSegment(rkey2, 8, second.address() + 8);
-            p.client().postRaw(raw(h, callMsg(0x90, 1, new byte[0])));
+            RawAccess.send(p.client(), raw(h, callMsg(0x90, 1, new byte[0])));
             h = header(0x91, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
-            h.writeList().addSegment(p.exposeOnClient(first, true), 16, first.address());
-            p.client().postRaw(raw(h, callMsg(0x91, 1, new byte[0])));
+            h.writeList().addSegment(RawAccess.expose(p.client(), first, true), 16, first.address());
+            RawAccess.send(p.client(), raw(h, callMsg(0x91, 1, new byte[0])));
             assertEquals(2, held.size());
             assertEquals(2, held.get(0).writeChunkCount());
             MemorySegment r = MemorySegment.ofArray(new byte[24]);
@@ -536,7 +536,7 @@ class ChunkTest {
             MemorySegment r = MemorySegment.ofArray(new byte[24]);
             Xdr.putInt(r, 0, 0xc2);
             Xdr.putInt(r, 4, OncRpc.REPLY);
-            p.server().postRaw(raw(h, r));
+            RawAccess.send(p.server(), raw(h, r));
             CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(CompletionException.class, f::join);
             assertInstanceOf(MalformedReplyException.class, e.getCause());
             assertTrue(e.getCause().getMessage().contains("claims 65 bytes"), e.getCause().getMessage());
@@ -556,7 +556,7 @@ class ChunkTest {
             RpcRdmaHeader h = header(0x90, RpcRdma.RDMA_NOMSG).hasReplyChunk(true);
             h.replyChunk().add(offered.replyChunk().handle(0), offered.replyChunk().length(0) + 1,
                     offered.replyChunk().offset(0));
-            p.server().postRaw(raw(h, null));
+            RawAccess.send(p.server(), raw(h, null));
             CompletionException e = org.junit.jupiter.api.Assertions.assertThrows(CompletionException.class, f::join);
             assertInstanceOf(MalformedReplyException.class, e.getCause());
             assertTrue(e.getCause().getMessage().contains("claims 4097 bytes"), e.getCause().getMessage());
@@ -566,7 +566,7 @@ class ChunkTest {
             offered = ((OutgoingCall) f).exposure().header();
             h = header(0x91, RpcRdma.RDMA_NOMSG).hasReplyChunk(true);
             h.replyChunk().add(offered.replyChunk().handle(0) + 1, 24, offered.replyChunk().offset(0));
-            p.server().postRaw(raw(h, null));
+            RawAccess.send(p.server(), raw(h, null));
             e = org.junit.jupiter.api.Assertions.assertThrows(CompletionException.class, f::join);
             assertInstanceOf(MalformedReplyException.class, e.getCause());
         }
@@ -578,8 +578,8 @@ class ChunkTest {
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xa0, 1, new byte[4]), 4096);
             RpcRdmaHeader offered = ((OutgoingCall) f).exposure().header();
             f.join().release();
-            ChunkBuffer b = p.serverLink().allocateChunk(8);
-            p.serverLink().postWrite(0, b, 0, 8, offered.replyChunk().handle(0), offered.replyChunk().offset(0));
+            ChunkBuffer b = RawAccess.link(p.server()).allocateChunk(8);
+            RawAccess.link(p.server()).postWrite(0, b, 0, 8, offered.replyChunk().handle(0), offered.replyChunk().offset(0));
             assertFalse(p.client().isOpen(), "the write with a withdrawn rkey is a remote access error");
         }
     }

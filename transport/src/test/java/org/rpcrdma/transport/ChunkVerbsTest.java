@@ -169,14 +169,14 @@ class ChunkVerbsTest {
             // 4 GiB - 1 in a Position-Zero Read chunk: refused before anything is allocated or read
             RpcRdmaHeader h = new RpcRdmaHeader(8, 1, 1, 1).clear().xid(0x70).credit(1).proc(RpcRdma.RDMA_NOMSG);
             h.readList().add(0, 0x1234, 0xFFFF_FFFFL, 0x1000);
-            hostile.connection().postRaw(encoded(h));
+            RawAccess.send(hostile.connection(), encoded(h));
             assertTrue(EndpointDefectsVerbsTest.waitFor(() -> server.stats().errChunkSent() == 1, 10_000));
             assertEquals(0, server.stats().rdmaReads());
             assertTrue(hostile.connection().isOpen());
             // a read chunk under an rkey the client never exposed: the server's RDMA Read fails
             h = new RpcRdmaHeader(8, 1, 1, 1).clear().xid(0x71).credit(1).proc(RpcRdma.RDMA_NOMSG);
             h.readList().add(0, 0x7777, 100, 0x1000);
-            hostile.connection().postRaw(encoded(h));
+            RawAccess.send(hostile.connection(), encoded(h));
             assertTrue(EndpointDefectsVerbsTest.waitFor(() -> !hostile.connection().isOpen(), 20_000),
                     "a remote access error ends that connection");
             // the well-behaved client carries on

@@ -40,10 +40,12 @@ import org.rpcrdma.transport.wire.RpcRdmaEncoder;
 import org.rpcrdma.transport.wire.Xdr;
 
 /**
- * Regression tests for the core defects of issue 10. Each asserts the wanted behaviour;
- * written against commit 0239c87 (before Connection was split), where all but defect 14's
- * and, in most runs, 4b's failed (the failures are listed in issue 10's closing note).
- * Every wait is bounded, so a hang fails in seconds.
+ * Defects of the connection core found in review (abandoned calls and the credit window,
+ * RDMA_ERROR only from a responder, replies the handler cannot send, lost calls handed over
+ * once, no user code under transport locks, stray replies, a refused backchannel, malformed
+ * headers), each pinned by a test that asserts the wanted behaviour and failed on the core
+ * it was written against. Every wait is
+ * bounded, so a hang fails in seconds.
  */
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class CoreDefectsTest {
@@ -651,7 +653,7 @@ class CoreDefectsTest {
         MemorySegment sent = peer.lastSent();
         int rdmaXid = Xdr.getInt(sent, 0);
         int rpcXid = Xdr.getInt(sent, RpcRdma.INLINE_MSG_HEADER_BYTES);
-        assertEquals(Connection.BACKCHANNEL_CONTROL_PROGRAM, Xdr.getInt(sent, RpcRdma.INLINE_MSG_HEADER_BYTES + 12));
+        assertEquals(BackchannelControl.PROGRAM, Xdr.getInt(sent, RpcRdma.INLINE_MSG_HEADER_BYTES + 12));
         peer.deliver(rdmaMsg(rdmaXid, 4, acceptedReply(rpcXid, OncRpc.PROG_UNAVAIL, 0)));
         String o = outcome(f, 5000);
         assertTrue(o.startsWith("exception") && o.contains("PROG_UNAVAIL"),
@@ -659,8 +661,8 @@ class CoreDefectsTest {
     }
 
     /**
-     * And when it answers MSG_DENIED (issue 13: a client must never take a denied reply,
-     * whatever follows its header, for success). The words after the reject_stat's
+     * And when it answers MSG_DENIED (a client must never take a denied reply, whatever
+     * follows its header, for success: RFC 5531 §9). The words after the reject_stat's
      * auth_stat are zeros, which read as an accepted SUCCESS if the reply_stat were ignored.
      */
     @Test

@@ -40,9 +40,8 @@ import org.rpcrdma.transport.wire.Xdr;
 
 /**
  * Endpoint defects found in review, each pinned by a test that asserts the wanted
- * behaviour on real verbs (Soft-RoCE guest): issue 10's items 7, 8, 10 and 13. All five
- * failed on the transport core of commit 0239c87 (the failures are in issue 10's closing
- * note). Every wait is bounded (a few seconds, and a JUnit timeout per test), so a hang
+ * behaviour on real verbs (Soft-RoCE guest); each failed on the transport core it was
+ * written against. Every wait is bounded (a few seconds, and a JUnit timeout per test), so a hang
  * fails instead of holding the run.
  */
 @Tag("verbs")
@@ -224,7 +223,7 @@ class EndpointDefectsVerbsTest {
         Thread cm = cms.isEmpty() ? null : cms.get(0);
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger sent = new AtomicInteger();
-        AtomicInteger postFailed = new AtomicInteger(); // postRaw threw (no send context): not the client's fault
+        AtomicInteger postFailed = new AtomicInteger(); // the raw Send threw (no send context): not the client's fault
         Set<Connection> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         Thread watcher = Thread.ofPlatform().daemon().name("test-early-sender").start(() -> {
             while (!stop.get()) {
@@ -240,7 +239,7 @@ class EndpointDefectsVerbsTest {
                     // rdma_accept and the client's connect would fail: counted inconclusive below.
                     // A loss after a successful connect is the client's: RNR, no receive posted.)
                     try {
-                        s.postRaw(strayReply(0x0badc0de, OPTS.credits()));
+                        RawAccess.send(s, strayReply(0x0badc0de, OPTS.credits()));
                         sent.incrementAndGet();
                     } catch (RuntimeException e) {
                         postFailed.incrementAndGet();
@@ -269,7 +268,7 @@ class EndpointDefectsVerbsTest {
                         continue;
                     }
                     if (postFailed.get() > failed0) {
-                        failures.add("cycle " + i + ": inconclusive (postRaw threw)");
+                        failures.add("cycle " + i + ": inconclusive (the raw Send threw)");
                         continue;
                     }
                     Connection cc = c.connection();

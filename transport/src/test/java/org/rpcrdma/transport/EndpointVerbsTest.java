@@ -195,7 +195,7 @@ class EndpointVerbsTest {
         long handed = st.get().repliesHandedOff() - handed0;
         long wakeups = st.get().channelWakeups() - wakeups0;
         // One wake-up per call on this side, and it is the caller's: no poller-to-caller
-        // hand-off (before this change every reply was handed off: taken == 0).
+        // hand-off (a poller that took every reply would show taken == 0).
         assertTrue(taken >= n * 9 / 10, "replies taken by the caller " + taken + ", handed off " + handed);
         assertTrue(wakeups <= n * 11 / 10, wakeups + " channel wake-ups for " + n + " calls");
     }

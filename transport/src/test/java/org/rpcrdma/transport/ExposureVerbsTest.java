@@ -148,7 +148,7 @@ class ExposureVerbsTest {
         int rkey = offered.readList().segments().handle(0);
         long addr = offered.readList().segments().offset(0);
         IncomingCall call = held.poll(30, TimeUnit.SECONDS);
-        serverConn.get().postRaw(replyBytes(call.xid()), rkey);
+        RawAccess.send(serverConn.get(), replyBytes(call.xid()), rkey);
         f.get(30, TimeUnit.SECONDS).release();
         Supplier<RpcRdmaStats> cs = client.connection()::stats;
         assertEquals(1, cs.get().remoteInvalidations());
@@ -361,7 +361,7 @@ class ExposureVerbsTest {
     private void lateOpFailsOnlyItsConnection(boolean write, int rkey, long addr) throws Exception {
         Connection sc = serverConn.get(); // ORDER: before the other client's connection replaces it
         other = RpcRdmaClient.connect(new InetSocketAddress(EndpointVerbsTest.deviceAddress(), server.port()), opts());
-        Link link = sc.link();
+        Link link = RawAccess.link(sc);
         ChunkBuffer b = link.allocateChunk(64);
         try {
             if (write) {

@@ -23,7 +23,7 @@ import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.Xdr;
 
 /**
- * Hostile chunk lists on real verbs (Soft-RoCE guest), issue 12 §5: a requester
+ * Hostile chunk lists on real verbs (Soft-RoCE guest), RFC 8166 §3.4 and §5: a requester
  * advertising 10,000 segments (and more than our limit that do fit a Send) is answered
  * ERR_CHUNK without a byte read and keeps its connection; a responder claiming more bytes
  * than a Reply or write chunk offered fails that call, reads nothing and withdraws its rkeys.
@@ -64,13 +64,13 @@ class HostileChunksVerbsTest {
         MemorySegment.copy(m, 0, bad, 0, 20); // fixed header + empty read list
         Xdr.putInt(bad, 20, 1); // a write chunk follows
         Xdr.putInt(bad, 24, 10_000); // of 10,000 segments
-        hostile.connection().postRaw(bad);
+        RawAccess.send(hostile.connection(), bad);
         // 100 read segments that do fit the Send, over the limit of 64
         h = new RpcRdmaHeader(128, 1, 1, 1).clear().xid(0x65).credit(1).proc(RpcRdma.RDMA_MSG);
         for (int i = 0; i < 100; i++) {
             h.readList().add(40, 0x1234, 4, 0x1000 + 4 * i);
         }
-        hostile.connection().postRaw(ChunkTest.raw(h, callMsg(0x65, 1, new byte[8])));
+        RawAccess.send(hostile.connection(), ChunkTest.raw(h, callMsg(0x65, 1, new byte[8])));
         assertTrue(EndpointDefectsVerbsTest.waitFor(() -> server.stats().errChunkSent() == 2, 10_000),
                 () -> server.stats().toString());
         assertEquals(0, server.stats().rdmaReads(), "nothing was read");
@@ -88,7 +88,7 @@ class HostileChunksVerbsTest {
         h.replyChunk().add(offered.replyChunk().handle(0), offered.replyChunk().length(0) + 1,
                 offered.replyChunk().offset(0));
         assertTrue(EndpointDefectsVerbsTest.waitFor(() -> serverConn.get() != null, 10_000));
-        serverConn.get().postRaw(ChunkTest.raw(h, null));
+        RawAccess.send(serverConn.get(), ChunkTest.raw(h, null));
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS));
         assertInstanceOf(MalformedReplyException.class, e.getCause());
         assertTrue(e.getCause().getMessage().contains("claims 8193 bytes"), e.getCause().getMessage());
@@ -103,7 +103,7 @@ class HostileChunksVerbsTest {
         MemorySegment r = MemorySegment.ofArray(new byte[24]);
         Xdr.putInt(r, 0, 0x91);
         Xdr.putInt(r, 4, OncRpc.REPLY);
-        serverConn.get().postRaw(ChunkTest.raw(h, r));
+        RawAccess.send(serverConn.get(), ChunkTest.raw(h, r));
         e = assertThrows(ExecutionException.class, () -> g.get(30, TimeUnit.SECONDS));
         assertInstanceOf(MalformedReplyException.class, e.getCause());
         assertTrue(e.getCause().getMessage().contains("claims 65 bytes"), e.getCause().getMessage());

@@ -31,7 +31,7 @@ import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.Xdr;
 
 /**
- * Tears links down under load (issue 10, item 6): callers post as fast as they can while
+ * Tears links down under load: callers post as fast as they can while
  * the client closes, the client's link is destroyed under them, or the server's is. Every
  * call must end (reply or a transport exception), no caller may hang, and no post may reach
  * a freed verbs object: such a post shows as an IllegalStateException ("QueuePair is

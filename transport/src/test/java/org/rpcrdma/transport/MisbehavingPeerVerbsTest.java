@@ -80,13 +80,13 @@ class MisbehavingPeerVerbsTest {
         assertTrue(waitFor(() -> server.connections().size() == 3));
 
         // 1. a header too short to hold rdma_vers: the server must drop that connection
-        malformed.connection().postRaw(MemorySegment.ofArray(new byte[] {0, 0, 0, 1, 0, 0}));
+        RawAccess.send(malformed.connection(), MemorySegment.ofArray(new byte[] {0, 0, 0, 1, 0, 0}));
         assertTrue(waitFor(() -> !malformed.connection().isOpen()), "malformed peer still connected");
         assertTrue(server.stats().badHeaders() >= 1);
 
         // 2. three held calls against a grant of 2, sent without waiting for credits
         for (int xid = 100; xid < 103; xid++) {
-            greedy.connection().postRaw(rdmaMsg(xid, callMsg(xid, 1, new byte[] {'H', 0, 0, 0})));
+            RawAccess.send(greedy.connection(), rdmaMsg(xid, callMsg(xid, 1, new byte[] {'H', 0, 0, 0})));
         }
         assertTrue(waitFor(() -> !greedy.connection().isOpen()), "credit-violating peer still connected");
         assertEquals(1, server.stats().creditViolations());

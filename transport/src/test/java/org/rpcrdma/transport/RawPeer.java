@@ -36,7 +36,7 @@ final class RawPeer implements Unmarshal.RawTap {
     RawPeer(Connection conn, boolean rdmaCompletesInline) {
         this.conn = conn;
         this.rdmaCompletesInline = rdmaCompletesInline;
-        conn.playRawPeer(this);
+        RawAccess.tap(conn, this);
     }
 
     @Override
@@ -50,7 +50,7 @@ final class RawPeer implements Unmarshal.RawTap {
     }
 
     void send(byte[] message) {
-        conn.postRaw(MemorySegment.ofArray(message));
+        RawAccess.send(conn, MemorySegment.ofArray(message));
     }
 
     /** The next message our endpoint sent, or null after {@code ms}. */
@@ -68,11 +68,11 @@ final class RawPeer implements Unmarshal.RawTap {
     /** Exposes {@code content} (then {@code spare} bytes of 0xEE) to our endpoint's Reads, or Writes if writable. */
     Chunk expose(byte[] content, int spare, boolean writable) {
         int len = content.length + spare;
-        ChunkBuffer b = conn.link().allocateChunk(len);
+        ChunkBuffer b = RawAccess.link(conn).allocateChunk(len);
         MemorySegment s = b.segment();
         s.asSlice(0, len).fill((byte) 0xEE);
         MemorySegment.copy(MemorySegment.ofArray(content), 0, s, 0, content.length);
-        int rkey = conn.link().expose(b, 0, len, writable);
+        int rkey = RawAccess.link(conn).expose(b, 0, len, writable);
         Chunk c = new Chunk(b, rkey, s.address(), len);
         exposed.add(c);
         return c;
@@ -81,7 +81,7 @@ final class RawPeer implements Unmarshal.RawTap {
     /** Withdraws every exposure of this row and frees its memory. */
     void withdrawAll() {
         for (Chunk c : exposed) {
-            conn.link().withdraw(new int[] {c.rkey()}, 1, () -> c.buffer().release());
+            RawAccess.link(conn).withdraw(new int[] {c.rkey()}, 1, () -> c.buffer().release());
         }
         exposed.clear();
     }
@@ -97,14 +97,14 @@ final class RawPeer implements Unmarshal.RawTap {
     }
 
     private byte[] rdma(boolean write, int rkey, long address, int length, byte[] data) throws InterruptedException {
-        ChunkBuffer local = conn.link().allocateChunk(Math.max(1, length));
+        ChunkBuffer local = RawAccess.link(conn).allocateChunk(Math.max(1, length));
         try {
             int token = nextToken++ & 0x3;
             if (write) {
                 MemorySegment.copy(MemorySegment.ofArray(data), 0, local.segment(), 0, length);
-                conn.link().postWrite(token, local, 0, length, rkey, address);
+                RawAccess.link(conn).postWrite(token, local, 0, length, rkey, address);
             } else {
-                conn.link().postRead(token, local, 0, length, rkey, address);
+                RawAccess.link(conn).postRead(token, local, 0, length, rkey, address);
             }
             if (!rdmaCompletesInline) {
                 Integer done = rdmaDone.poll(15, TimeUnit.SECONDS);

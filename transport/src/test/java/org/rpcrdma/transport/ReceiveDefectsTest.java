@@ -135,7 +135,7 @@ class ReceiveDefectsTest {
             assertEquals(1, held.size());
             // the reply of a failed NFS READ as one deployed server sends it: a write chunk of no segments
             MemorySegment fixed = words(0x20, 1, 8, RpcRdma.RDMA_MSG, 0, 1, 0, 0, 0);
-            p.server().postRaw(cat(fixed, reply(0x20, OncRpc.SUCCESS, 5 /* NFS3ERR_IO */)));
+            RawAccess.send(p.server(), cat(fixed, reply(0x20, OncRpc.SUCCESS, 5 /* NFS3ERR_IO */)));
             ReceivedMessage m = get(f);
             assertEquals(0, m.placedBytes(), "nothing was placed");
             assertEquals(5, Xdr.getInt(m.bytes(), 24), "the upper layer's error status reaches the caller");
@@ -165,7 +165,7 @@ class ReceiveDefectsTest {
             RpcRdmaHeader h = header(2, RpcRdma.RDMA_MSG);
             h.writeList().beginChunk();
             h.writeList().addSegment(offered.handle(0, 0), offered.length(0, 0), offered.offset(0, 0));
-            p.server().postRaw(ChunkTest.raw(h, reply(2, OncRpc.SUCCESS, 5)));
+            RawAccess.send(p.server(), ChunkTest.raw(h, reply(2, OncRpc.SUCCESS, 5)));
             m = get(f);
             m.release();
             assertArrayEquals(filled(64, 0x55), receptacle.toArray(ValueLayout.JAVA_BYTE),
@@ -186,7 +186,7 @@ class ReceiveDefectsTest {
             h.writeList().beginChunk();
             h.writeList().addSegment(offered.handle(0, 0), offered.length(0, 0), offered.offset(0, 0));
             // SYSTEM_ERR: an accepted reply with no results (RFC 5531 §9), so no DDP result either
-            p.server().postRaw(ChunkTest.raw(h, reply(3, OncRpc.SYSTEM_ERR)));
+            RawAccess.send(p.server(), ChunkTest.raw(h, reply(3, OncRpc.SYSTEM_ERR)));
             ReceivedMessage m = get(f);
             assertEquals(0, m.placedBytes(), "a reply without results placed no result");
             m.release();
@@ -206,9 +206,9 @@ class ReceiveDefectsTest {
             // the responder writes a SYSTEM_ERR reply into the Reply chunk, then answers RDMA_NOMSG
             // returning the Reply chunk's length and the write chunk as it was offered
             MemorySegment r = reply(4, OncRpc.SYSTEM_ERR);
-            org.rpcrdma.transport.core.ChunkBuffer b = p.serverLink().allocateChunk(r.byteSize());
+            org.rpcrdma.transport.core.ChunkBuffer b = RawAccess.link(p.server()).allocateChunk(r.byteSize());
             b.segment().copyFrom(r);
-            p.serverLink().postWrite(0, b, 0, (int) r.byteSize(), offered.replyChunk().handle(0),
+            RawAccess.link(p.server()).postWrite(0, b, 0, (int) r.byteSize(), offered.replyChunk().handle(0),
                     offered.replyChunk().offset(0));
             b.release();
             RpcRdmaHeader h = header(4, RpcRdma.RDMA_NOMSG).hasReplyChunk(true);
@@ -216,7 +216,7 @@ class ReceiveDefectsTest {
             WriteList w = offered.writeList();
             h.writeList().addSegment(w.handle(0, 0), w.length(0, 0), w.offset(0, 0));
             h.replyChunk().add(offered.replyChunk().handle(0), r.byteSize(), offered.replyChunk().offset(0));
-            p.server().postRaw(ChunkTest.raw(h, null));
+            RawAccess.send(p.server(), ChunkTest.raw(h, null));
             ReceivedMessage m = get(f);
             assertEquals(OncRpc.SYSTEM_ERR, Xdr.getInt(m.bytes(), 20));
             assertEquals(0, m.placedBytes(), "a reply without results placed no result");
@@ -342,7 +342,7 @@ class ReceiveDefectsTest {
             p.client().enableBackchannel(backward::add).get(5, TimeUnit.SECONDS);
             CompletableFuture<ReceivedMessage> b = p.server().call(callMsg(0x40, 7, new byte[] {9}));
             assertEquals(1, backward.size());
-            p.client().postRaw(malformedCall(0x40));
+            RawAccess.send(p.client(), malformedCall(0x40));
             assertFalse(b.isDone(), "the backward call was failed by a malformed forward call");
             assertEquals(1, p.server().stats().errChunkSent(), "the forward requester was answered RDMA_ERROR");
             assertEquals(1, p.client().stats().rdmaErrorsReceived());
@@ -361,7 +361,7 @@ class ReceiveDefectsTest {
             p.client().enableBackchannel(echo()).get(5, TimeUnit.SECONDS);
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x41, 1, new byte[0]));
             assertEquals(1, held.size());
-            p.server().postRaw(malformedCall(0x41));
+            RawAccess.send(p.server(), malformedCall(0x41));
             assertFalse(f.isDone(), "the forward call was failed by a malformed backward call");
             assertEquals(1, p.client().stats().errChunkSent(), "the backward requester was answered RDMA_ERROR");
             assertEquals(1, p.server().stats().rdmaErrorsReceived());
@@ -378,7 +378,7 @@ class ReceiveDefectsTest {
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x42, 1, new byte[0]));
             RpcRdmaHeader h = header(0x42, RpcRdma.RDMA_NOMSG).hasReplyChunk(true);
             h.replyChunk().add(0x777, 64, 0x10000);
-            p.client().postRaw(ChunkTest.raw(h, null)); // a "reply" to a backward call the server never made
+            RawAccess.send(p.client(), ChunkTest.raw(h, null)); // a "reply" to a backward call the server never made
             assertEquals(0, p.server().stats().errChunkSent(), "a requester answered a reply with RDMA_ERROR");
             assertFalse(f.isDone(), "the client's own call was failed by the server's RDMA_ERROR");
             assertEquals(1, p.server().stats().unmatchedBackwardReplies());
@@ -473,7 +473,7 @@ class ReceiveDefectsTest {
                     "an RDMA_NOMSG reply's rdma_credit is the responder's grant (RFC 8166 §3.3.3)");
             assertEquals(0, p.client().stats().creditsIgnored(), "a credit value used as a grant counted as ignored");
             // RDMA_DONE tells no direction (it carries no RPC message): its credit value is ignored
-            p.server().postRaw(words(0x62, 1, 1, RpcRdma.RDMA_DONE));
+            RawAccess.send(p.server(), words(0x62, 1, 1, RpcRdma.RDMA_DONE));
             assertEquals(RAW.ownCalls(true), p.client().ownCallWindow());
             assertEquals(1, p.client().stats().creditsIgnored());
             quiet(p);
@@ -499,15 +499,15 @@ class ReceiveDefectsTest {
             MemorySegment reduced = a.allocate(52);
             MemorySegment.copy(full, 0, reduced, 0, 44);
             MemorySegment.copy(full, 56, reduced, 44, 8);
-            int pz = p.exposeOnClient(reduced, false);
+            int pz = RawAccess.expose(p.client(), reduced, false);
             MemorySegment dataMem = a.allocate(10);
             dataMem.copyFrom(MemorySegment.ofArray(data));
-            int dk = p.exposeOnClient(dataMem, false);
+            int dk = RawAccess.expose(p.client(), dataMem, false);
             RpcRdmaHeader h = header(0x70, RpcRdma.RDMA_NOMSG);
             h.readList().add(0, pz, 30, reduced.address());
             h.readList().add(0, pz, 22, reduced.address() + 30);
             h.readList().add(44, dk, 10, dataMem.address());
-            p.client().postRaw(ChunkTest.raw(h, null));
+            RawAccess.send(p.client(), ChunkTest.raw(h, null));
             assertEquals(0, p.server().stats().chunkListsRefused(), "refused with ERR_CHUNK");
             assertEquals(1, seen.size(), "the handler got the call");
             assertArrayEquals(full.toArray(ValueLayout.JAVA_BYTE), seen.get(0), "assembled in XDR order, pad zero");
@@ -552,7 +552,7 @@ class ReceiveDefectsTest {
                 byte[] r = reduced.toByteArray();
                 MemorySegment pzMem = a.allocate(r.length);
                 pzMem.copyFrom(MemorySegment.ofArray(r));
-                int pz = p.exposeOnClient(pzMem, false);
+                int pz = RawAccess.expose(p.client(), pzMem, false);
                 RpcRdmaHeader h = header(xid, RpcRdma.RDMA_NOMSG);
                 // the Position-Zero chunk in 1 to 5 segments cut anywhere, some of them empty
                 int cuts = rnd.nextInt(5);
@@ -569,11 +569,11 @@ class ReceiveDefectsTest {
                 for (int j = 0; j < k; j++) {
                     MemorySegment dm = a.allocate(data[j].length);
                     dm.copyFrom(MemorySegment.ofArray(data[j]));
-                    int dk = p.exposeOnClient(dm, false);
+                    int dk = RawAccess.expose(p.client(), dm, false);
                     keys.add(dk);
                     h.readList().add(positions[j], dk, data[j].length, dm.address());
                 }
-                p.client().postRaw(ChunkTest.raw(h, null));
+                RawAccess.send(p.client(), ChunkTest.raw(h, null));
                 assertEquals(round + 1, seen.size(), "round " + round + ": the handler got the call");
                 assertArrayEquals(full.toByteArray(), seen.get(round), "round " + round);
                 keys.forEach(p::invalidate);

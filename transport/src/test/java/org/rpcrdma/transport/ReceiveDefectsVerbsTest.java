@@ -138,7 +138,7 @@ class ReceiveDefectsVerbsTest {
         RpcRdmaHeader rh = new RpcRdmaHeader(1, 1, 1, 1).clear().xid(2).credit(8).proc(RpcRdma.RDMA_MSG);
         rh.writeList().beginChunk();
         rh.writeList().addSegment(offered.handle(0, 0), offered.length(0, 0), offered.offset(0, 0));
-        call.connection().postRaw(ChunkTest.raw(rh, reply(2, OncRpc.SUCCESS, 5)));
+        RawAccess.send(call.connection(), ChunkTest.raw(rh, reply(2, OncRpc.SUCCESS, 5)));
         m = get(f);
         assertEquals(5, Xdr.getInt(m.bytes(), 24), "the upper layer's status reached the caller");
         m.release();

@@ -306,9 +306,9 @@ class RegistrationCacheTest {
             int rkey = ((OutgoingCall) f).exposure().header().writeList().handle(0, 0);
             f.join().release();
             assertEquals(1, p.client().stats().zeroCopyExposures());
-            ChunkBuffer junk = p.serverLink().allocateChunk(64);
+            ChunkBuffer junk = RawAccess.link(p.server()).allocateChunk(64);
             junk.segment().fill((byte) 0x77);
-            p.serverLink().postWrite(0, junk, 0, 64, rkey, rec.address());
+            RawAccess.link(p.server()).postWrite(0, junk, 0, 64, rkey, rec.address());
             junk.release();
             assertFalse(p.client().isOpen(), "a remote access error");
             assertArrayEquals(data, rec.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE), "untouched");

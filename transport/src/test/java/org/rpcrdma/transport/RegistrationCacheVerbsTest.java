@@ -115,10 +115,10 @@ class RegistrationCacheVerbsTest {
             // the completed call's write-chunk rkey is dead: a late RDMA Write fails, the bytes stay
             byte[] before = rec2.toArray(ValueLayout.JAVA_BYTE);
             Connection sc = serverConn.get();
-            ChunkBuffer junk = sc.link().allocateChunk(64);
+            ChunkBuffer junk = RawAccess.link(sc).allocateChunk(64);
             try {
                 junk.segment().fill((byte) 0x77);
-                sc.link().postWrite(0, junk, 0, 64, offered.writeList().handle(0, 0), rec2.address());
+                RawAccess.link(sc).postWrite(0, junk, 0, 64, offered.writeList().handle(0, 0), rec2.address());
                 assertTrue(waitFor(() -> !sc.isOpen()), "a late RDMA Write with the completed call's rkey failed");
             } finally {
                 junk.release();

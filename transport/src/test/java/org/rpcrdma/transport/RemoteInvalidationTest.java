@@ -66,15 +66,15 @@ class RemoteInvalidationTest {
             MemorySegment mem = MemorySegment.ofArray(new byte[4096]);
             MemorySegment call = callMsg(0x44, 1, new byte[2000]);
             MemorySegment.copy(call, 0, mem, 0, call.byteSize());
-            int rkey = p.exposeOnClient(mem.asSlice(0, call.byteSize()), false);
+            int rkey = RawAccess.expose(p.client(), mem.asSlice(0, call.byteSize()), false);
             RpcRdmaHeader h = new RpcRdmaHeader(8, 1, 1, 1).clear().xid(0x44).credit(4).proc(RpcRdma.RDMA_NOMSG);
             h.readList().add(0, rkey, call.byteSize(), mem.address());
-            p.client().postRaw(ChunkTest.raw(h, null));
+            RawAccess.send(p.client(), ChunkTest.raw(h, null));
             assertEquals(1, p.server().stats().repliesSent());
             assertEquals(on ? 1 : 0, p.server().stats().sendsWithInvalidate());
             assertEquals(on ? 0 : 1, p.exposedCount(), "the Send with Invalidate withdrew the rkey");
             // the same call again under the same rkey: with it invalidated, the Read is a remote access error
-            p.client().postRaw(ChunkTest.raw(h, null));
+            RawAccess.send(p.client(), ChunkTest.raw(h, null));
             assertEquals(!on, p.server().isOpen());
             assertFalse(on && p.client().isOpen());
         }

@@ -28,7 +28,7 @@ import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.Xdr;
 
 /**
- * The zero-allocation call shapes of issue 11 §1: {@link Connection#callAndRead}, callback
+ * The zero-allocation call shapes: {@link Connection#callAndRead}, callback
  * calls and immediate handlers. The loopback pair delivers on its own completion thread, so
  * a blocking caller here parks and is woken (the hand-off path); the in-memory pair
  * completes calls inside the call (the path the allocation check measures).
@@ -370,7 +370,7 @@ class ReusableCallTest {
     // ---------------------------------------------------------------- allocation
 
     /**
-     * The shapes allocate nothing per call on the inline path (issue 11 §1). Measured with
+     * The shapes allocate nothing per call on the inline path. Measured with
      * the thread's allocation counter over 20,000 calls after a warm-up, on the in-memory
      * pair (the whole round trip runs on this thread); the bench's {@code -prof gc} shows the
      * same. The bound, 1 byte per call, leaves room for the JIT's own bookkeeping only: one

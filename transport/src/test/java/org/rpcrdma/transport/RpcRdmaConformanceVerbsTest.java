@@ -60,10 +60,10 @@ class RpcRdmaConformanceVerbsTest {
     }
 
     private static int exposed(Connection c) {
-        return ((VerbsLink) c.link()).exposedNow();
+        return ((VerbsLink) RawAccess.link(c)).exposedNow();
     }
 
     private static long chunkBytes(Connection c) {
-        return ((VerbsLink) c.link()).chunkBytesInUse();
+        return ((VerbsLink) RawAccess.link(c)).chunkBytesInUse();
     }
 }

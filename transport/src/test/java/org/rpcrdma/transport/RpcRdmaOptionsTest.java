@@ -56,7 +56,7 @@ class RpcRdmaOptionsTest {
         assertEquals(17 << 20, d.withMaxChunkBytes(17 << 20).maxChunkBytes());
     }
 
-    /** Defect 9 of issue 10: RFC 8797 can carry only multiples of 1024 (KiB - 1 in a byte). */
+    /** RFC 8797 §4.2 can carry only multiples of 1024 (KiB - 1 in a byte). */
     @Test
     void inlineThresholdsRfc8797CannotCarryAreRefusedWhenBuilt() {
         RpcRdmaOptions d = RpcRdmaOptions.defaults();

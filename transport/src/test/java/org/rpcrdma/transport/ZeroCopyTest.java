@@ -82,9 +82,9 @@ class ZeroCopyTest {
             assertEquals(1, p.client().stats().zeroCopyExposures());
             assertEquals(0, p.exposedCount());
             // a late RDMA Write with the completed call's rkey must not reach the caller's memory
-            ChunkBuffer junk = p.serverLink().allocateChunk(64);
+            ChunkBuffer junk = RawAccess.link(p.server()).allocateChunk(64);
             junk.segment().fill((byte) 0x77);
-            p.serverLink().postWrite(0, junk, 0, 64, offered.writeList().handle(0, 0), receptacle.address());
+            RawAccess.link(p.server()).postWrite(0, junk, 0, 64, offered.writeList().handle(0, 0), receptacle.address());
             junk.release();
             assertFalse(p.client().isOpen(), "a remote access error");
             assertArrayEquals(data, receptacle.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE), "untouched");
@@ -104,8 +104,8 @@ class ZeroCopyTest {
             assertArrayEquals(args, results(f.join()));
             assertEquals(1, p.client().stats().zeroCopyExposures(), "the call; the Reply chunk is chunk memory");
             assertEquals(1, p.client().stats().longCallsSent());
-            ChunkBuffer local = p.serverLink().allocateChunk(64);
-            p.serverLink().postRead(0, local, 0, 64, rkey, call.address());
+            ChunkBuffer local = RawAccess.link(p.server()).allocateChunk(64);
+            RawAccess.link(p.server()).postRead(0, local, 0, 64, rkey, call.address());
             assertFalse(p.client().isOpen(), "a late RDMA Read with the completed call's rkey is a remote access error");
             local.release();
         }

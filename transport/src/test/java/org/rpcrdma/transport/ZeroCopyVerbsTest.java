@@ -103,7 +103,7 @@ class ZeroCopyVerbsTest {
 
         // the completed first call's rkey is dead: the server's late RDMA Read fails its connection
         Connection sc = serverConn.get();
-        Link link = sc.link();
+        Link link = RawAccess.link(sc);
         ChunkBuffer local = link.allocateChunk(64);
         try {
             link.postRead(0, local, 0, 64, readRkey, call.address() + 44);
@@ -148,10 +148,10 @@ class ZeroCopyVerbsTest {
 
         // the completed call's write-chunk rkey is dead: a late RDMA Write fails and leaves the caller's bytes alone
         Connection sc = serverConn.get();
-        ChunkBuffer junk = sc.link().allocateChunk(64);
+        ChunkBuffer junk = RawAccess.link(sc).allocateChunk(64);
         try {
             junk.segment().fill((byte) 0x77);
-            sc.link().postWrite(0, junk, 0, 64, offered.writeList().handle(0, 0), receptacle.address());
+            RawAccess.link(sc).postWrite(0, junk, 0, 64, offered.writeList().handle(0, 0), receptacle.address());
             assertTrue(waitFor(() -> !sc.isOpen()), "a late RDMA Write with the completed call's rkey failed");
         } finally {
             junk.release();

@@ -23,9 +23,12 @@ import org.rpcrdma.transport.RpcRdmaOptions;
 
 /**
  * A typed WRITE-like call with a DDP argument over an {@link InMemoryPair}: the argument
- * encoded by the typed layer, sent as a read chunk, pulled by the (emulated) RDMA Read and
- * decoded by the typed server, which answers an int. What the typed layer allocates per
- * call is the point: {@code java -jar bench/target/benchmarks.jar TypedDdpCall -prof gc}
+ * handed by the typed layer to the transport, sent as a read chunk, pulled by the
+ * (emulated) RDMA Read and decoded by the typed server, which answers an int. The
+ * argument lies in ordinary native memory ({@code memory=shared}: copied once into chunk
+ * memory) or in a {@code RegisteredBuffer} ({@code memory=registered}: exposed in place).
+ * What the typed layer allocates per call is the point:
+ * {@code java -jar bench/target/benchmarks.jar TypedDdpCall -prof gc}
  * (gc.alloc.rate.norm, bytes per call).
  */
 @State(Scope.Benchmark)
@@ -38,6 +41,10 @@ public class TypedDdpCallBenchmark {
     /** Bytes of payload. */
     @Param({"1048576"})
     public int size;
+
+    /** Where the argument lies: {@code shared} (an Arena's) or {@code registered} (the pair's allocator). */
+    @Param({"shared", "registered"})
+    public String memory;
 
     private Arena arena;
     private InMemoryPair pair;
@@ -52,7 +59,7 @@ public class TypedDdpCallBenchmark {
                 .withChunkMemoryBytes(16L << 20), d);
         client = new OncRpcClient(RpcTransport.of(pair.client()), 0x20000066, 1);
         arena = Arena.ofShared();
-        data = arena.allocate(size);
+        data = memory.equals("registered") ? pair.allocateRegistered(size).segment() : arena.allocate(size);
         data.fill((byte) 7);
     }
 

@@ -54,8 +54,8 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
                 case "--prewarm-ms" -> prewarmMs = Long.parseLong(args[++i]);
                 case "--sizes" -> sizes = ints(args[++i]); // a focused run, e.g. an A/B of one change
                 case "--thresholds" -> thresholds = ints(args[++i]);
-                // the server on (adaptive) completion events whatever the client does: issue 11's
-                // "client polling, server on adaptive events" (0: pure events)
+                // the server on (adaptive) completion events whatever the client does: the
+                // "client polls, server on adaptive events" mode (0: pure events)
                 case "--server-spin" -> serverSpin = Integer.parseInt(args[++i]);
                 case "--no-modes" -> rounds = 0;
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);

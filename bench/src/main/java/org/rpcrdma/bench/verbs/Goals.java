@@ -10,7 +10,7 @@ import java.util.function.ToDoubleFunction;
 import org.rpcrdma.bench.verbs.LatencyCurve.Point;
 
 /**
- * Issue 11 §3's goals, evaluated from the goal rounds of one run (one boot, one JVM): each is
+ * The bench's latency goals, evaluated from the goal rounds of one run (one boot, one JVM): each is
  * a ratio of ours to {@code ib_send_lat}'s at 64 B, so the emulator's absolute speed cancels
  * out. Ours is a NULL call with no arguments (a 68-byte Send) in each completion mode
  * ({@link Mode}).
@@ -87,7 +87,7 @@ final class Goals {
 
     static void print(List<Point> points, PrintWriter o) {
         int[] rounds = rounds(points);
-        o.println("Goals (issue 11 §3): ours / ib_send_lat at 64 B measured in the same round, " + rounds.length
+        o.println("Goals: ours / ib_send_lat at 64 B measured in the same round, " + rounds.length
                 + " rounds (" + modeThreshold(points) + "); judged by the median of the rounds' ratios:");
         for (Line l : evaluate(points)) {
             StringBuilder each = new StringBuilder();

@@ -37,7 +37,7 @@ final class JitPrewarm {
      * (0 B if none is), and at the smallest size past it if there is one: the chunk path (a
      * long call pulled by RDMA Read, an echo's reply written into a Reply chunk) compiles too.
      * Without it the first chunked points of a C2-only run were measured interpreted: p50
-     * 5.5 ms at 957 B against 2.2 ms at 4,029 B under a 1 KiB threshold (session 6's sample).
+     * 5.5 ms at 957 B against 2.2 ms at 4,029 B under a 1 KiB threshold.
      */
     static final class Calls {
         final MemorySegment[] messages;

@@ -3,8 +3,7 @@ package org.rpcrdma.bench.verbs;
 import org.rpcrdma.transport.RpcRdmaOptions;
 
 /**
- * A completion mode of both ends of a measured connection (issue 11 §1: the modes a user can
- * pick; {@link RpcRdmaOptions#busyPoll()}, {@link RpcRdmaOptions#pollSpinMicros()}).
+ * A completion mode of both ends of a measured connection (the modes a user can pick; {@link RpcRdmaOptions#busyPoll()}, {@link RpcRdmaOptions#pollSpinMicros()}).
  *
  * @param name             the series suffix: {@code mode-<name>}
  * @param clientBusy       the client busy-polls (its caller spins for its own reply), else it
@@ -16,7 +15,7 @@ import org.rpcrdma.transport.RpcRdmaOptions;
 record Mode(String name, boolean clientBusy, int serverSpinMicros) {
     /** Both ends busy-poll. */
     static final Mode BUSY = new Mode("busy", true, -1);
-    /** The client polls, the server on adaptive events (100 µs): issue 11 §3's second goal. */
+    /** The client polls, the server on adaptive events (100 µs): the second goal ({@link Goals}). */
     static final Mode MIXED = new Mode("mixed", true, 100);
     /** Both ends on completion events, no spinning. */
     static final Mode EVENT = new Mode("event", false, 0);

@@ -58,7 +58,7 @@ final class RpcPoints {
      * The server's handler of every point (and of the in-memory pre-warm): NULL and echo,
      * answered before the handler returns from one reply buffer of the largest size, with the
      * zero-allocation shapes the bench measures: an immediate handler (one reused call object,
-     * {@link CallHandler#immediate}) and {@link #call}'s callAndRead (issue 11 §1). The reply's
+     * {@link CallHandler#immediate}) and {@link #call}'s callAndRead. The reply's
      * slice is kept while its length repeats (it does, per point).
      */
     static CallHandler handler(int largest) {

@@ -21,7 +21,7 @@ import org.rpcrdma.transport.RpcRdmaServer;
 import org.rpcrdma.transport.verbs.LiveResources;
 
 /**
- * The soak of issue 11: a million calls on one connection without a hang, a crash or a
+ * The soak: a million calls on one connection without a hang, a crash or a
  * growing tail. Keeps {@code window} forward echo calls in flight (and, with
  * {@code --backward}, 2 backward calls beside them) and prints, every {@code --every}
  * calls, the rate, latency percentiles of that stretch (submit to completion), the heap

@@ -24,7 +24,7 @@ import org.rpcrdma.transport.wire.Xdr;
 
 /**
  * Calls per second through the transport with 1, 8 and 64 calls outstanding, forward only
- * and with backward calls flowing at the same time (issue 11), on one connection with a
+ * and with backward calls flowing at the same time, on one connection with a
  * 4 KiB inline threshold and 64-byte arguments. The client keeps the window full with
  * asynchronous calls; with backward traffic, the server keeps 4 backward calls in flight
  * through the client's {@link Backchannel}. Credits are 64 forward and 8 backward, so the

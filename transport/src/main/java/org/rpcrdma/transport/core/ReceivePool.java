@@ -20,8 +20,8 @@ import java.lang.invoke.VarHandle;
  *
  * <p>Threading: only FREE → POSTED ({@link #replenish}) and {@link #shutdown} take the
  * lock ({@link Poster#post} is called under it: it only rings the doorbell). Every other
- * transition has one owner and needs none (issue 11 §1: four lock acquisitions per call
- * fewer): POSTED → HELD and POSTED → FREE ({@link #completed}, {@link #flushed}) belong to
+ * transition has one owner and needs none (four lock acquisitions per call fewer than a
+ * lock per transition): POSTED → HELD and POSTED → FREE ({@link #completed}, {@link #flushed}) belong to
  * the completion thread (one at a time), HELD → FREE ({@link #release}) to the one holder
  * of the buffer. A buffer's state is published with release stores after the effect it
  * names (a FREE after its holder's last read, a POSTED count after ibv_post_recv
@@ -143,7 +143,7 @@ public final class ReceivePool implements ReceiveQueue {
         // Lowest-numbered FREE buffers first, not round robin: the buffers released last are
         // posted again while their lines are still in the cache (with a round robin, every
         // receive landed in a cold buffer; the first read of the header stalled on it:
-        // 20% of an in-memory callback call's CPU on the host, issue 11 §1).
+        // 20% of an in-memory callback call's CPU on the host).
         for (int i = 0; k < n && i < state.length; i++) {
             // acquire: a holder's release store of FREE follows its last read of the buffer
             if ((byte) STATE.getAcquire(state, i) == FREE) {

@@ -1,5 +1,8 @@
 package org.rpcrdma.transport.verbs;
 
+import org.rpcrdma.bindings.NativeErrors;
+import org.rpcrdma.transport.NativeFailureException;
+
 /**
  * One rdma_cm event, copied out of librdmacm and already acknowledged (so destroying its id
  * never waits). For {@link Type#CONNECT_REQUEST}, {@link #id()} is the new, not yet accepted
@@ -21,6 +24,23 @@ public record CmEvent(Type type, int status, CmId id, CmId listenId, byte[] priv
             Type[] all = values();
             return value >= 0 && value < all.length - 1 ? all[value] : UNKNOWN;
         }
+    }
+
+    private static final int ECONNREFUSED = 111;
+
+    /**
+     * This event as the failure of the asynchronous step {@code function} started (e.g.
+     * {@code rdma_connect} awaiting ESTABLISHED). rdma_cm gives an error event's status as
+     * a negated errno, except for REJECTED, whose status is the peer's CM reject reason
+     * (IB_CM_REJ_INVALID_SERVICE_ID, 8, when nobody listens on the port): that is reported
+     * as ECONNREFUSED, the reason in the detail.
+     *
+     * @param detail what was awaited, for the message
+     */
+    public NativeFailureException failure(String function, String detail) {
+        int errno = status < 0 ? -status : type == Type.REJECTED ? ECONNREFUSED : NativeErrors.EIO;
+        String what = type + (type == Type.REJECTED ? " (reject reason " : " (status ") + status + ")";
+        return new NativeFailureException(function, errno, NativeErrors.strerror(errno), what + ", " + detail);
     }
 
     @Override

@@ -3,9 +3,9 @@ package org.rpcrdma.transport.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.net.Inet4Address;
 import java.net.InetSocketAddress;
+import org.rpcrdma.bindings.RdmaCmCalls;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_qp_cap;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_qp_init_attr;
 import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
@@ -24,17 +24,6 @@ import org.rpcrdma.bindings.ffi.rdmacm.sockaddr_in;
  * channel) made on that device before closing the id. Not thread-safe.
  */
 public final class CmId extends Resource {
-    private static final MethodHandle CREATE_ID = Native.handle(RdmaCm.rdma_create_id$address(), RdmaCm.rdma_create_id$descriptor());
-    private static final MethodHandle DESTROY_ID = Native.handle(RdmaCm.rdma_destroy_id$address(), RdmaCm.rdma_destroy_id$descriptor());
-    private static final MethodHandle RESOLVE_ADDR = Native.handle(RdmaCm.rdma_resolve_addr$address(), RdmaCm.rdma_resolve_addr$descriptor());
-    private static final MethodHandle RESOLVE_ROUTE = Native.handle(RdmaCm.rdma_resolve_route$address(), RdmaCm.rdma_resolve_route$descriptor());
-    private static final MethodHandle BIND = Native.handle(RdmaCm.rdma_bind_addr$address(), RdmaCm.rdma_bind_addr$descriptor());
-    private static final MethodHandle LISTEN = Native.handle(RdmaCm.rdma_listen$address(), RdmaCm.rdma_listen$descriptor());
-    private static final MethodHandle CONNECT = Native.handle(RdmaCm.rdma_connect$address(), RdmaCm.rdma_connect$descriptor());
-    private static final MethodHandle ACCEPT = Native.handle(RdmaCm.rdma_accept$address(), RdmaCm.rdma_accept$descriptor());
-    private static final MethodHandle REJECT = Native.handle(RdmaCm.rdma_reject$address(), RdmaCm.rdma_reject$descriptor());
-    private static final MethodHandle DISCONNECT = Native.handle(RdmaCm.rdma_disconnect$address(), RdmaCm.rdma_disconnect$descriptor());
-    private static final MethodHandle CREATE_QP = Native.handle(RdmaCm.rdma_create_qp$address(), RdmaCm.rdma_create_qp$descriptor());
     private static final short AF_INET = 2;
     private static final short AF_INET6 = 10;
 
@@ -47,7 +36,7 @@ public final class CmId extends Resource {
         this.channel = channel;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            Native.call("rdma_create_id", CREATE_ID, channel.handle(), out, MemorySegment.NULL, RdmaCm.RDMA_PS_TCP());
+            NativeChecks.status("rdma_create_id", RdmaCmCalls.rdmaCreateId(channel.handle(), out, MemorySegment.NULL, RdmaCm.RDMA_PS_TCP()));
             this.id = out.get(ValueLayout.ADDRESS, 0).reinterpret(rdma_cm_id.layout().byteSize());
         }
         channel.register(this);
@@ -113,22 +102,22 @@ public final class CmId extends Resource {
     public void resolveAddress(InetSocketAddress source, InetSocketAddress destination, int timeoutMillis) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            Native.call("rdma_resolve_addr", RESOLVE_ADDR, id,
-                    source == null ? MemorySegment.NULL : sockaddr(arena, source), sockaddr(arena, destination), timeoutMillis);
+            NativeChecks.status("rdma_resolve_addr", RdmaCmCalls.rdmaResolveAddr(id,
+                    source == null ? MemorySegment.NULL : sockaddr(arena, source), sockaddr(arena, destination), timeoutMillis));
         }
     }
 
     /** rdma_resolve_route; completes with ROUTE_RESOLVED or ROUTE_ERROR. */
     public void resolveRoute(int timeoutMillis) {
         checkOpen();
-        Native.call("rdma_resolve_route", RESOLVE_ROUTE, id, timeoutMillis);
+        NativeChecks.status("rdma_resolve_route", RdmaCmCalls.rdmaResolveRoute(id, timeoutMillis));
     }
 
     /** rdma_bind_addr (synchronous). Port 0 picks a free port: see {@link #localPort()}. */
     public void bind(InetSocketAddress address) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            Native.call("rdma_bind_addr", BIND, id, sockaddr(arena, address));
+            NativeChecks.status("rdma_bind_addr", RdmaCmCalls.rdmaBindAddr(id, sockaddr(arena, address)));
         }
     }
 
@@ -164,7 +153,7 @@ public final class CmId extends Resource {
     /** rdma_listen; connection requests arrive as CONNECT_REQUEST events. */
     public void listen(int backlog) {
         checkOpen();
-        Native.call("rdma_listen", LISTEN, id, backlog);
+        NativeChecks.status("rdma_listen", RdmaCmCalls.rdmaListen(id, backlog));
     }
 
     /**
@@ -190,7 +179,7 @@ public final class CmId extends Resource {
             ibv_qp_cap.max_send_sge(cap, caps.maxSendSge());
             ibv_qp_cap.max_recv_sge(cap, srq == null ? caps.maxRecvSge() : 0);
             ibv_qp_cap.max_inline_data(cap, caps.maxInlineData());
-            Native.call("rdma_create_qp", CREATE_QP, id, pd.handle(), init);
+            NativeChecks.status("rdma_create_qp", RdmaCmCalls.rdmaCreateQp(id, pd.handle(), init));
         }
         try {
             qp = new QueuePair(this, pd, sendCq, recvCq, srq, rdma_cm_id.qp(id));
@@ -228,7 +217,7 @@ public final class CmId extends Resource {
     public void connect(ConnectionParameters parameters) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            Native.call("rdma_connect", CONNECT, id, connParam(arena, parameters));
+            NativeChecks.status("rdma_connect", RdmaCmCalls.rdmaConnect(id, connParam(arena, parameters)));
         }
     }
 
@@ -236,7 +225,7 @@ public final class CmId extends Resource {
     public void accept(ConnectionParameters parameters) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            Native.call("rdma_accept", ACCEPT, id, connParam(arena, parameters));
+            NativeChecks.status("rdma_accept", RdmaCmCalls.rdmaAccept(id, connParam(arena, parameters)));
         }
     }
 
@@ -250,14 +239,14 @@ public final class CmId extends Resource {
                 d = arena.allocate(len);
                 MemorySegment.copy(privateData, 0, d, ValueLayout.JAVA_BYTE, 0, len);
             }
-            Native.call("rdma_reject", REJECT, id, d, (byte) len);
+            NativeChecks.status("rdma_reject", RdmaCmCalls.rdmaReject(id, d, len));
         }
     }
 
     /** rdma_disconnect; both sides then see DISCONNECTED, and posted work flushes. */
     public void disconnect() {
         checkOpen();
-        Native.call("rdma_disconnect", DISCONNECT, id);
+        NativeChecks.status("rdma_disconnect", RdmaCmCalls.rdmaDisconnect(id));
     }
 
     @Override
@@ -271,7 +260,7 @@ public final class CmId extends Resource {
             }
         } finally {
             channel.unregister(id.address());
-            Native.call("rdma_destroy_id", DESTROY_ID, id);
+            NativeChecks.status("rdma_destroy_id", RdmaCmCalls.rdmaDestroyId(id));
         }
     }
 }

@@ -3,10 +3,11 @@ package org.rpcrdma.transport.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
+import org.rpcrdma.bindings.IbvCalls;
+import org.rpcrdma.bindings.NativeErrors;
 import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_comp_channel;
 
@@ -17,9 +18,6 @@ import org.rpcrdma.bindings.ffi.ibverbs.ibv_comp_channel;
  * Close it after the CQs that use it.
  */
 public final class CompletionChannel extends Resource {
-    private static final MethodHandle CREATE = Native.handle(IbVerbs.ibv_create_comp_channel$address(), IbVerbs.ibv_create_comp_channel$descriptor());
-    private static final MethodHandle DESTROY = Native.handle(IbVerbs.ibv_destroy_comp_channel$address(), IbVerbs.ibv_destroy_comp_channel$descriptor());
-    private static final MethodHandle GET_EVENT = Native.handle(IbVerbs.ibv_get_cq_event$address(), IbVerbs.ibv_get_cq_event$descriptor());
     /** Longest time a waiter stays in poll(2) before it rechecks for close. */
     private static final int SLICE_MILLIS = 50;
 
@@ -40,16 +38,17 @@ public final class CompletionChannel extends Resource {
             this.pollfd = arena.allocate(8, 4);
             this.cqOut = arena.allocate(ValueLayout.ADDRESS);
             this.ctxOut = arena.allocate(ValueLayout.ADDRESS);
-            this.channel = Native.callPointer("ibv_create_comp_channel", CREATE, ibv_comp_channel.layout().byteSize(), device.handle());
+            this.channel = NativeChecks.pointer("ibv_create_comp_channel", IbvCalls.ibvCreateCompChannel(device.handle()),
+                    ibv_comp_channel.layout().byteSize());
         } catch (RuntimeException e) {
             arena.close();
             throw e;
         }
         this.fd = ibv_comp_channel.fd(channel);
         try {
-            Native.setNonBlocking("comp_channel", fd);
+            NativeChecks.setNonBlocking("comp_channel", fd);
         } catch (RuntimeException e) {
-            Native.callErrno(DESTROY, channel);
+            IbvCalls.ibvDestroyCompChannel(channel);
             arena.close();
             throw e;
         }
@@ -82,32 +81,6 @@ public final class CompletionChannel extends Resource {
         queueList = queues.values().toArray(CompletionQueue[]::new);
     }
 
-    /**
-     * Waits up to {@code timeoutMillis} (0: just check) for a completion event, acknowledges
-     * it, and returns the CQ it is for; null on timeout or when the channel was closed.
-     * The CQ must then be re-armed with {@link CompletionQueue#requestNotify} and drained.
-     */
-    /**
-     * ibv_get_cq_event with an exact-typed call: this is the event-mode data path (one call
-     * per wake-up), so no varargs, boxing or invokeWithArguments as on the control path.
-     */
-    private int getEvent() {
-        MemorySegment state = org.rpcrdma.bindings.NativeErrors.captureState();
-        int rc;
-        try {
-            rc = (int) GET_EVENT.invokeExact(state, channel, cqOut, ctxOut);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
-        if (rc == 0) {
-            return 0;
-        }
-        int errno = org.rpcrdma.bindings.NativeErrors.errno(state);
-        return errno == 0 ? Math.abs(rc) : errno;
-    }
-
     /** The CQ with this native address; a linear scan, as a channel serves a handful of CQs (no boxing). */
     private CompletionQueue queueAt(long address) {
         for (CompletionQueue q : queueList) {
@@ -118,6 +91,11 @@ public final class CompletionChannel extends Resource {
         return null;
     }
 
+    /**
+     * Waits up to {@code timeoutMillis} (0: just check) for a completion event, acknowledges
+     * it, and returns the CQ it is for; null on timeout or when the channel was closed.
+     * The CQ must then be re-armed with {@link CompletionQueue#requestNotify} and drained.
+     */
     public CompletionQueue await(long timeoutMillis) {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
         while (true) {
@@ -127,15 +105,15 @@ public final class CompletionChannel extends Resource {
                     return null;
                 }
                 long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
-                if (Native.pollIn(pollfd, fd, (int) Math.min(left, SLICE_MILLIS))) {
-                    int errno = getEvent();
+                if (NativeChecks.pollIn(pollfd, fd, (int) Math.min(left, SLICE_MILLIS))) {
+                    int errno = NativeErrors.statusErrno(IbvCalls.ibvGetCqEvent(channel, cqOut, ctxOut));
                     if (errno == 0) {
                         MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
                         // Ack at once: ibv_destroy_cq waits for every event to be acked.
                         IbVerbs.ibv_ack_cq_events(cq, 1);
                         return queueAt(cq.address());
-                    } else if (errno != Native.EAGAIN) {
-                        throw org.rpcrdma.bindings.NativeErrors.error("ibv_get_cq_event", errno);
+                    } else if (errno != NativeChecks.EAGAIN) {
+                        throw NativeChecks.failure("ibv_get_cq_event", errno);
                     }
                 }
             } finally {
@@ -151,7 +129,7 @@ public final class CompletionChannel extends Resource {
     void release() {
         lock.lock(); // waits for a waiter's current slice to end
         try {
-            Native.call("ibv_destroy_comp_channel", DESTROY, channel);
+            NativeChecks.status("ibv_destroy_comp_channel", IbvCalls.ibvDestroyCompChannel(channel));
         } finally {
             lock.unlock();
             arena.close();

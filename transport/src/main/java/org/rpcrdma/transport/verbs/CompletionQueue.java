@@ -1,10 +1,8 @@
 package org.rpcrdma.transport.verbs;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-import org.rpcrdma.bindings.NativeErrors;
+import org.rpcrdma.bindings.IbvCalls;
 import org.rpcrdma.bindings.VerbsInline;
-import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_cq;
 
 /**
@@ -13,8 +11,6 @@ import org.rpcrdma.bindings.ffi.ibverbs.ibv_cq;
  * order by one consumer). Close it after its QPs, before its channel and device.
  */
 public final class CompletionQueue extends Resource {
-    private static final MethodHandle CREATE = Native.handle(IbVerbs.ibv_create_cq$address(), IbVerbs.ibv_create_cq$descriptor());
-    private static final MethodHandle DESTROY = Native.handle(IbVerbs.ibv_destroy_cq$address(), IbVerbs.ibv_destroy_cq$descriptor());
 
     private final Device device;
     private final CompletionChannel channel;
@@ -26,8 +22,8 @@ public final class CompletionQueue extends Resource {
     CompletionQueue(Device device, int capacity, CompletionChannel channel) {
         this.device = device;
         this.channel = channel;
-        this.cq = Native.callPointer("ibv_create_cq", CREATE, ibv_cq.layout().byteSize(), device.handle(), capacity,
-                MemorySegment.NULL, channel == null ? MemorySegment.NULL : channel.handle(), 0);
+        this.cq = NativeChecks.pointer("ibv_create_cq", IbvCalls.ibvCreateCq(device.handle(), capacity,
+                MemorySegment.NULL, channel == null ? MemorySegment.NULL : channel.handle(), 0), ibv_cq.layout().byteSize());
         this.capacity = ibv_cq.cqe(cq);
         this.pollFn = VerbsInline.pollCqFunction(cq);
         if (channel != null) {
@@ -63,7 +59,7 @@ public final class CompletionQueue extends Resource {
      */
     public int poll(WorkCompletions out) {
         checkOpen();
-        return NativeErrors.checkPoll("ibv_poll_cq", VerbsInline.ibvPollCq(pollFn, cq, out.capacity(), out.segment()));
+        return NativeChecks.polled(VerbsInline.ibvPollCq(pollFn, cq, out.capacity(), out.segment()));
     }
 
     /**
@@ -72,7 +68,7 @@ public final class CompletionQueue extends Resource {
      */
     public void requestNotify(boolean solicitedOnly) {
         checkOpen();
-        NativeErrors.checkReturnedErrno("ibv_req_notify_cq", VerbsInline.ibvReqNotifyCq(cq, solicitedOnly));
+        NativeChecks.returned("ibv_req_notify_cq", VerbsInline.ibvReqNotifyCq(cq, solicitedOnly));
     }
 
     @Override
@@ -80,6 +76,6 @@ public final class CompletionQueue extends Resource {
         if (channel != null) {
             channel.unregister(cq.address());
         }
-        Native.call("ibv_destroy_cq", DESTROY, cq);
+        NativeChecks.status("ibv_destroy_cq", IbvCalls.ibvDestroyCq(cq));
     }
 }

@@ -3,9 +3,9 @@ package org.rpcrdma.transport.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
+import org.rpcrdma.bindings.IbvCalls;
 import org.rpcrdma.bindings.NativeErrors;
 import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_context;
@@ -18,12 +18,6 @@ import org.rpcrdma.bindings.ffi.ibverbs.ibv_port_attr;
  * Thread-safe: the context-level verbs are.
  */
 public final class Device extends Resource {
-    private static final MethodHandle GET_DEVICE_LIST = Native.handle(IbVerbs.ibv_get_device_list$address(), IbVerbs.ibv_get_device_list$descriptor());
-    private static final MethodHandle OPEN = Native.handle(IbVerbs.ibv_open_device$address(), IbVerbs.ibv_open_device$descriptor());
-    private static final MethodHandle CLOSE = Native.handle(IbVerbs.ibv_close_device$address(), IbVerbs.ibv_close_device$descriptor());
-    private static final MethodHandle QUERY_PORT = Native.handle(IbVerbs.ibv_query_port$address(), IbVerbs.ibv_query_port$descriptor());
-    private static final MethodHandle QUERY_DEVICE = Native.handle(IbVerbs.ibv_query_device$address(), IbVerbs.ibv_query_device$descriptor());
-    private static final MethodHandle QUERY_GID = Native.handle(IbVerbs.ibv_query_gid$address(), IbVerbs.ibv_query_gid$descriptor());
     private static final int ENOSYS = 38;
 
     private final MemorySegment context;
@@ -41,32 +35,27 @@ public final class Device extends Resource {
     static Device borrowed(MemorySegment context) {
         MemorySegment ctx = context.reinterpret(ibv_context.layout().byteSize());
         MemorySegment dev = ibv_context.device(ctx);
-        return new Device(ctx, Native.cString(IbVerbs.ibv_get_device_name(dev)), false);
+        return new Device(ctx, NativeChecks.cString(IbVerbs.ibv_get_device_name(dev)), false);
     }
 
     /** Names of the RDMA devices present (empty when the kernel has no RDMA support). */
     public static List<String> list() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment num = arena.allocate(ValueLayout.JAVA_INT);
-            MemorySegment state = NativeErrors.captureState();
-            MemorySegment array;
-            try {
-                array = (MemorySegment) GET_DEVICE_LIST.invokeExact(state, num);
-            } catch (Throwable t) {
-                throw new IllegalStateException(t);
-            }
+            MemorySegment array = IbvCalls.ibvGetDeviceList(num);
             if (array.equals(MemorySegment.NULL)) {
-                if (NativeErrors.errno(state) == ENOSYS) {
+                int errno = NativeErrors.pointerErrno();
+                if (errno == ENOSYS) {
                     return List.of();
                 }
-                throw NativeErrors.lastError("ibv_get_device_list", state);
+                throw NativeChecks.failure("ibv_get_device_list", errno);
             }
             try {
                 int n = num.get(ValueLayout.JAVA_INT, 0);
                 MemorySegment devs = array.reinterpret(ValueLayout.ADDRESS.byteSize() * n);
                 List<String> names = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    names.add(Native.cString(IbVerbs.ibv_get_device_name(devs.getAtIndex(ValueLayout.ADDRESS, i))));
+                    names.add(NativeChecks.cString(IbVerbs.ibv_get_device_name(devs.getAtIndex(ValueLayout.ADDRESS, i))));
                 }
                 return names;
             } finally {
@@ -83,14 +72,14 @@ public final class Device extends Resource {
     public static Device open(String name) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment num = arena.allocate(ValueLayout.JAVA_INT);
-            MemorySegment array = Native.callPointer("ibv_get_device_list", GET_DEVICE_LIST, 0, num);
+            MemorySegment array = NativeChecks.pointer("ibv_get_device_list", IbvCalls.ibvGetDeviceList(num), 0);
             try {
                 int n = num.get(ValueLayout.JAVA_INT, 0);
                 MemorySegment devs = array.reinterpret(ValueLayout.ADDRESS.byteSize() * n);
                 for (int i = 0; i < n; i++) {
                     MemorySegment dev = devs.getAtIndex(ValueLayout.ADDRESS, i);
-                    if (name.equals(Native.cString(IbVerbs.ibv_get_device_name(dev)))) {
-                        MemorySegment ctx = Native.callPointer("ibv_open_device", OPEN, ibv_context.layout().byteSize(), dev);
+                    if (name.equals(NativeChecks.cString(IbVerbs.ibv_get_device_name(dev)))) {
+                        MemorySegment ctx = NativeChecks.pointer("ibv_open_device", IbvCalls.ibvOpenDevice(dev), ibv_context.layout().byteSize());
                         return new Device(ctx, name, true);
                     }
                 }
@@ -117,7 +106,7 @@ public final class Device extends Resource {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_port_attr.layout());
-            Native.call("ibv_query_port", QUERY_PORT, context, (byte) port, attr);
+            NativeChecks.status("ibv_query_port", IbvCalls.ibvQueryPort(context, port, attr));
             return new PortAttributes(ibv_port_attr.state(attr), ibv_port_attr.max_mtu(attr),
                     ibv_port_attr.active_mtu(attr), ibv_port_attr.gid_tbl_len(attr),
                     Short.toUnsignedInt(ibv_port_attr.lid(attr)));
@@ -132,10 +121,20 @@ public final class Device extends Resource {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_device_attr.layout());
-            Native.call("ibv_query_device", QUERY_DEVICE, context, attr);
+            NativeChecks.status("ibv_query_device", IbvCalls.ibvQueryDevice(context, attr));
             return new Limits(ibv_device_attr.max_qp_wr(attr), ibv_device_attr.max_sge(attr),
                     ibv_device_attr.max_qp_rd_atom(attr), ibv_device_attr.max_qp_init_rd_atom(attr),
                     ibv_device_attr.max_mw(attr));
+        }
+    }
+
+    /** {@code phys_port_cnt} of {@code ibv_query_device}: ports are numbered 1 to this. */
+    public int portCount() {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_device_attr.layout());
+            NativeChecks.status("ibv_query_device", IbvCalls.ibvQueryDevice(context, attr));
+            return Byte.toUnsignedInt(ibv_device_attr.phys_port_cnt(attr));
         }
     }
 
@@ -151,7 +150,7 @@ public final class Device extends Resource {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment gid = arena.allocate(16, 8);
-            Native.call("ibv_query_gid", QUERY_GID, context, (byte) port, index, gid);
+            NativeChecks.status("ibv_query_gid", IbvCalls.ibvQueryGid(context, port, index, gid));
             return gid.toArray(ValueLayout.JAVA_BYTE);
         }
     }
@@ -180,7 +179,7 @@ public final class Device extends Resource {
     @Override
     void release() {
         if (owned) {
-            Native.call("ibv_close_device", CLOSE, context);
+            NativeChecks.status("ibv_close_device", IbvCalls.ibvCloseDevice(context));
         }
     }
 

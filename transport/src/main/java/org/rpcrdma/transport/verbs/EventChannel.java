@@ -3,11 +3,11 @@ package org.rpcrdma.transport.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import org.rpcrdma.bindings.NativeErrors;
+import org.rpcrdma.bindings.RdmaCmCalls;
 import org.rpcrdma.bindings.ffi.rdmacm.RdmaCm;
 import org.rpcrdma.bindings.ffi.rdmacm.rdma_cm_event;
 import org.rpcrdma.bindings.ffi.rdmacm.rdma_conn_param;
@@ -20,9 +20,6 @@ import org.rpcrdma.bindings.ffi.rdmacm.rdma_event_channel;
  * every {@link CmId} created on it.
  */
 public final class EventChannel extends Resource {
-    private static final MethodHandle CREATE = Native.handle(RdmaCm.rdma_create_event_channel$address(), RdmaCm.rdma_create_event_channel$descriptor());
-    private static final MethodHandle GET_EVENT = Native.handle(RdmaCm.rdma_get_cm_event$address(), RdmaCm.rdma_get_cm_event$descriptor());
-    private static final MethodHandle ACK_EVENT = Native.handle(RdmaCm.rdma_ack_cm_event$address(), RdmaCm.rdma_ack_cm_event$descriptor());
     private static final int SLICE_MILLIS = 50;
     private static final long CONN = rdma_cm_event.param$offset() + rdma_cm_event.param.conn$offset();
 
@@ -39,14 +36,15 @@ public final class EventChannel extends Resource {
         try {
             this.pollfd = arena.allocate(8, 4);
             this.eventOut = arena.allocate(ValueLayout.ADDRESS);
-            this.channel = Native.callPointer("rdma_create_event_channel", CREATE, rdma_event_channel.layout().byteSize());
+            this.channel = NativeChecks.pointer("rdma_create_event_channel", RdmaCmCalls.rdmaCreateEventChannel(),
+                    rdma_event_channel.layout().byteSize());
         } catch (RuntimeException e) {
             arena.close();
             throw e;
         }
         this.fd = rdma_event_channel.fd(channel);
         try {
-            Native.setNonBlocking("rdma_event_channel", fd);
+            NativeChecks.setNonBlocking("rdma_event_channel", fd);
         } catch (RuntimeException e) {
             RdmaCm.rdma_destroy_event_channel(channel);
             arena.close();
@@ -94,12 +92,12 @@ public final class EventChannel extends Resource {
                     return null;
                 }
                 long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
-                if (Native.pollIn(pollfd, fd, (int) Math.min(left, SLICE_MILLIS))) {
-                    int errno = Native.callErrno(GET_EVENT, channel, eventOut);
+                if (NativeChecks.pollIn(pollfd, fd, (int) Math.min(left, SLICE_MILLIS))) {
+                    int errno = NativeErrors.statusErrno(RdmaCmCalls.rdmaGetCmEvent(channel, eventOut));
                     if (errno == 0) {
                         return copyAndAck(eventOut.get(ValueLayout.ADDRESS, 0).reinterpret(rdma_cm_event.layout().byteSize()));
-                    } else if (errno != Native.EAGAIN) {
-                        throw NativeErrors.error("rdma_get_cm_event", errno);
+                    } else if (errno != NativeChecks.EAGAIN) {
+                        throw NativeChecks.failure("rdma_get_cm_event", errno);
                     }
                 }
             } finally {
@@ -133,7 +131,7 @@ public final class EventChannel extends Resource {
             }
             return new CmEvent(type, status, target, listen, data, rr, id);
         } finally {
-            Native.call("rdma_ack_cm_event", ACK_EVENT, ev);
+            NativeChecks.status("rdma_ack_cm_event", RdmaCmCalls.rdmaAckCmEvent(ev));
         }
     }
 

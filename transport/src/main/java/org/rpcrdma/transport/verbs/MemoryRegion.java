@@ -1,14 +1,11 @@
 package org.rpcrdma.transport.verbs;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
+import org.rpcrdma.bindings.IbvCalls;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_mr;
 
 /** An {@code ibv_mr} over caller-owned native memory. Immutable keys; thread-safe reads. */
 public final class MemoryRegion extends Resource {
-    private static final MethodHandle REG = Native.handle(IbVerbs.ibv_reg_mr$address(), IbVerbs.ibv_reg_mr$descriptor());
-    private static final MethodHandle DEREG = Native.handle(IbVerbs.ibv_dereg_mr$address(), IbVerbs.ibv_dereg_mr$descriptor());
 
     private final ProtectionDomain pd;
     private final MemorySegment mr;
@@ -24,8 +21,8 @@ public final class MemoryRegion extends Resource {
         this.pd = pd;
         this.segment = segment;
         this.access = access;
-        this.mr = Native.callPointer("ibv_reg_mr", REG, ibv_mr.layout().byteSize(),
-                pd.handle(), segment, segment.byteSize(), access);
+        this.mr = NativeChecks.pointer("ibv_reg_mr", IbvCalls.ibvRegMr(pd.handle(), segment, segment.byteSize(), access),
+                ibv_mr.layout().byteSize());
         this.lkey = ibv_mr.lkey(mr);
         this.rkey = ibv_mr.rkey(mr);
         opened();
@@ -72,6 +69,6 @@ public final class MemoryRegion extends Resource {
 
     @Override
     void release() {
-        Native.call("ibv_dereg_mr", DEREG, mr);
+        NativeChecks.status("ibv_dereg_mr", IbvCalls.ibvDeregMr(mr));
     }
 }

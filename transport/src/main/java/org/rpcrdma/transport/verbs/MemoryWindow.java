@@ -1,7 +1,6 @@
 package org.rpcrdma.transport.verbs;
 
 import java.lang.foreign.MemorySegment;
-import org.rpcrdma.bindings.NativeErrors;
 import org.rpcrdma.bindings.VerbsInline;
 import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_mw;
@@ -20,7 +19,8 @@ public final class MemoryWindow extends Resource {
 
     MemoryWindow(ProtectionDomain pd) {
         this.pd = pd;
-        this.mw = VerbsInline.ibvAllocMw(pd.handle(), IbVerbs.IBV_MW_TYPE_2());
+        this.mw = NativeChecks.pointer("ibv_alloc_mw", VerbsInline.ibvAllocMw(pd.handle(), IbVerbs.IBV_MW_TYPE_2()),
+                ibv_mw.layout().byteSize());
         this.rkey = ibv_mw.rkey(mw);
         opened();
     }
@@ -57,6 +57,6 @@ public final class MemoryWindow extends Resource {
 
     @Override
     void release() {
-        NativeErrors.checkReturnedErrno("ibv_dealloc_mw", VerbsInline.ibvDeallocMw(mw));
+        NativeChecks.returned("ibv_dealloc_mw", VerbsInline.ibvDeallocMw(mw));
     }
 }

@@ -1,21 +1,18 @@
 package org.rpcrdma.transport.verbs;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
+import org.rpcrdma.bindings.IbvCalls;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_pd;
 
 /** An {@code ibv_pd}. Close it after its MRs, windows, QPs and SRQs, before its device. */
 public final class ProtectionDomain extends Resource {
-    private static final MethodHandle ALLOC = Native.handle(IbVerbs.ibv_alloc_pd$address(), IbVerbs.ibv_alloc_pd$descriptor());
-    private static final MethodHandle DEALLOC = Native.handle(IbVerbs.ibv_dealloc_pd$address(), IbVerbs.ibv_dealloc_pd$descriptor());
 
     private final Device device;
     private final MemorySegment pd;
 
     ProtectionDomain(Device device) {
         this.device = device;
-        this.pd = Native.callPointer("ibv_alloc_pd", ALLOC, ibv_pd.layout().byteSize(), device.handle());
+        this.pd = NativeChecks.pointer("ibv_alloc_pd", IbvCalls.ibvAllocPd(device.handle()), ibv_pd.layout().byteSize());
         opened();
     }
 
@@ -53,6 +50,6 @@ public final class ProtectionDomain extends Resource {
 
     @Override
     void release() {
-        Native.call("ibv_dealloc_pd", DEALLOC, pd);
+        NativeChecks.status("ibv_dealloc_pd", IbvCalls.ibvDeallocPd(pd));
     }
 }

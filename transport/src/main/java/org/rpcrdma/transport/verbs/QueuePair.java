@@ -3,7 +3,6 @@ package org.rpcrdma.transport.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import org.rpcrdma.bindings.NativeErrors;
 import org.rpcrdma.bindings.VerbsInline;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_qp;
 import org.rpcrdma.bindings.ffi.rdmacm.RdmaCm;
@@ -76,7 +75,8 @@ public final class QueuePair extends Resource {
     /**
      * Posts every request of {@code batch} as one chain (ibv_post_send).
      *
-     * @throws PostException naming the first request that was not posted (those before it were)
+     * @throws org.rpcrdma.transport.NativeFailureException when the provider refused the
+     *         chain; the requests before the first unposted one were posted
      */
     public void postSend(SendBatch batch) {
         checkOpen();
@@ -87,7 +87,7 @@ public final class QueuePair extends Resource {
         if (rc != 0) {
             int bad = batch.indexOf(badSend.get(ValueLayout.JAVA_LONG, 0));
             batch.posted(Math.max(bad, 0));
-            throw new PostException("ibv_post_send", rc, bad);
+            throw NativeChecks.failure("ibv_post_send", Math.abs(rc));
         }
         batch.posted(batch.size());
     }
@@ -100,7 +100,7 @@ public final class QueuePair extends Resource {
         }
         int rc = VerbsInline.ibvPostRecv(postRecvFn, qp, batch.first(), badRecv);
         if (rc != 0) {
-            throw new PostException("ibv_post_recv", rc, -1);
+            throw NativeChecks.failure("ibv_post_recv", Math.abs(rc));
         }
     }
 
@@ -111,21 +111,6 @@ public final class QueuePair extends Resource {
             RdmaCm.rdma_destroy_qp(id.rawHandle());
         } finally {
             arena.close();
-        }
-    }
-
-    /** A post failed; {@link #firstUnposted()} is the index in the batch, or -1 if unknown. */
-    public static final class PostException extends org.rpcrdma.bindings.NativeCallException {
-        private static final long serialVersionUID = 1L;
-        private final int firstUnposted;
-
-        PostException(String function, int rc, int firstUnposted) {
-            super(function, Math.abs(rc), NativeErrors.strerror(Math.abs(rc)));
-            this.firstUnposted = firstUnposted;
-        }
-
-        public int firstUnposted() {
-            return firstUnposted;
         }
     }
 }

@@ -3,9 +3,8 @@ package org.rpcrdma.transport.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
+import org.rpcrdma.bindings.IbvCalls;
 import org.rpcrdma.bindings.VerbsInline;
-import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_srq;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_srq_attr;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_srq_init_attr;
@@ -16,8 +15,6 @@ import org.rpcrdma.bindings.ffi.ibverbs.ibv_srq_init_attr;
  * One thread posts at a time.
  */
 public final class SharedReceiveQueue extends Resource {
-    private static final MethodHandle CREATE = Native.handle(IbVerbs.ibv_create_srq$address(), IbVerbs.ibv_create_srq$descriptor());
-    private static final MethodHandle DESTROY = Native.handle(IbVerbs.ibv_destroy_srq$address(), IbVerbs.ibv_destroy_srq$descriptor());
 
     private final ProtectionDomain pd;
     private final MemorySegment srq;
@@ -32,7 +29,7 @@ public final class SharedReceiveQueue extends Resource {
             ibv_srq_attr.max_wr(attr, maxWr);
             ibv_srq_attr.max_sge(attr, maxSge);
             this.bad = arena.allocate(ValueLayout.ADDRESS);
-            this.srq = Native.callPointer("ibv_create_srq", CREATE, ibv_srq.layout().byteSize(), pd.handle(), init);
+            this.srq = NativeChecks.pointer("ibv_create_srq", IbvCalls.ibvCreateSrq(pd.handle(), init), ibv_srq.layout().byteSize());
         } catch (RuntimeException e) {
             arena.close();
             throw e;
@@ -58,14 +55,14 @@ public final class SharedReceiveQueue extends Resource {
         }
         int rc = VerbsInline.ibvPostSrqRecv(srq, batch.first(), bad);
         if (rc != 0) {
-            throw new QueuePair.PostException("ibv_post_srq_recv", rc, -1);
+            throw NativeChecks.failure("ibv_post_srq_recv", Math.abs(rc));
         }
     }
 
     @Override
     void release() {
         try {
-            Native.call("ibv_destroy_srq", DESTROY, srq);
+            NativeChecks.status("ibv_destroy_srq", IbvCalls.ibvDestroySrq(srq));
         } finally {
             arena.close();
         }

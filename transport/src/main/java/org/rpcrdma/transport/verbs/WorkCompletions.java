@@ -102,7 +102,7 @@ public final class WorkCompletions extends Resource {
 
     /** libibverbs' text for a status value. */
     public static String statusString(int status) {
-        return Native.cString(IbVerbs.ibv_wc_status_str(status));
+        return NativeChecks.cString(IbVerbs.ibv_wc_status_str(status));
     }
 
     @Override

@@ -64,7 +64,7 @@ public final class RpcRdmaDecoder {
      * inline RPC CALL or REPLY with the same XID (RFC 8166 §4.3.1). Read as four 64-bit
      * words and one 32-bit word instead of nine 32-bit ones: under C1, the guest's JIT, every
      * access is a chain of calls, and the header codec took a third of an in-memory round
-     * trip's CPU (async-profiler, issue 11). Anything else (false) takes {@link #decodeAny},
+     * trip's CPU (async-profiler). Anything else (false) takes {@link #decodeAny},
      * which checks and names every fault; what this accepts, that would decode the same way.
      */
     static boolean decodePlainMsg(MemorySegment seg, long offset, int length, RpcRdmaHeader into) {

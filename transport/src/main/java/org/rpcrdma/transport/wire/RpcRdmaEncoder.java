@@ -31,7 +31,7 @@ public final class RpcRdmaEncoder {
     public static int encodeInlineMsg(MemorySegment seg, long offset, int xid, int credit) {
         // Pairs of XDR words as one big-endian 64-bit store (same bytes): 4 accesses, not 7.
         // Under C1, the guest's JIT, each access is a chain of calls; the header codec took
-        // a third of an in-memory round trip's CPU (async-profiler, issue 11).
+        // a third of an in-memory round trip's CPU (async-profiler).
         Xdr.putLong(seg, offset, (long) xid << 32 | RPCRDMA_VERSION);
         Xdr.putLong(seg, offset + 8, (long) credit << 32 | RDMA_MSG);
         Xdr.putLong(seg, offset + 16, 0L); // no Read list, no Write list

@@ -8,33 +8,27 @@ import java.util.List;
 import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
 
 /**
- * Lists the RDMA devices libibverbs sees: {@code java -p <jars>
- * --enable-native-access=org.rpcrdma.bindings -m org.rpcrdma.bindings/org.rpcrdma.bindings.VerbsProbe}.
- * Exit status 0 when the call worked (even with no devices), 1 when it failed.
+ * Lists the RDMA devices libibverbs sees, through the facade; also the main a child JVM
+ * runs in {@link NoWarningsTest}. Exit status 0 when the call worked (even with no
+ * devices), 1 when it failed.
  */
-public final class VerbsProbe {
+final class ListDevices {
     private static final int ENOSYS = 38;
 
-    private VerbsProbe() {
+    private ListDevices() {
     }
 
-    /**
-     * The names of the devices {@code ibv_get_device_list} returns. A kernel without RDMA
-     * support makes rdma-core return NULL with ENOSYS: that is reported as no devices.
-     *
-     * @throws NativeCallException for any other failure
-     */
-    public static List<String> deviceNames() {
+    /** Device names; a kernel without RDMA (NULL with ENOSYS) has none. */
+    static List<String> deviceNames() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment num = arena.allocate(ValueLayout.JAVA_INT);
-            MemorySegment list;
-            try {
-                list = IbvCalls.ibvGetDeviceList(num);
-            } catch (NativeCallException e) {
-                if (e.errno() == ENOSYS) {
+            MemorySegment list = IbvCalls.ibvGetDeviceList(num);
+            if (list.equals(MemorySegment.NULL)) {
+                int errno = NativeErrors.pointerErrno();
+                if (errno == ENOSYS) {
                     return List.of();
                 }
-                throw e;
+                throw new IllegalStateException("ibv_get_device_list: " + NativeErrors.strerror(errno));
             }
             try {
                 int n = num.get(ValueLayout.JAVA_INT, 0);
@@ -55,7 +49,7 @@ public final class VerbsProbe {
         try {
             List<String> names = deviceNames();
             System.out.println(names.isEmpty() ? "no RDMA devices" : "RDMA devices: " + String.join(" ", names));
-        } catch (NativeCallException e) {
+        } catch (IllegalStateException e) {
             System.out.println(e.getMessage());
             System.exit(1);
         }
