@@ -101,7 +101,7 @@ class CallbackServiceTest {
         assertArrayEquals(FH, recalled.get(0).fh());
         assertEquals(List.of(0x100), recallXids, "the handler learns the backward call's XID");
         assertEquals(List.of(0x100), service.compoundXids());
-        assertEquals(1, pair.client().stats().callsReceived.sum(), "a backward call on the client's connection");
+        assertEquals(1, pair.client().stats().callsReceived(), "a backward call on the client's connection");
 
         // the next on slot 0 is sequence 2; slot 1 starts at 1; an unknown stateid is BAD_STATEID
         byte[] c2 = cbRecall(cbSequence(call(0x101, 1).str("t").u32(1, 0, 2), SESSION, 1, 1), XdrBytes.seq(12, 0))

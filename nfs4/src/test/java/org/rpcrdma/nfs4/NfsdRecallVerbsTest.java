@@ -89,8 +89,8 @@ class NfsdRecallVerbsTest {
             // nfsd accepts with responder resources 0 (it never lets a client read its memory):
             // our RDMA Read depth follows, so we never offer chunked backward calls here.
             assertEquals(0, conn.rdmaDepth(), "our RDMA Read depth against nfsd, which grants none");
-            long backwardCallsBefore = conn.stats().callsReceived.sum();
-            long backwardRepliesBefore = conn.stats().repliesSent.sum();
+            long backwardCallsBefore = conn.stats().callsReceived();
+            long backwardRepliesBefore = conn.stats().repliesSent();
             assertEquals(0, c.callbacks().compounds.sum(), "nothing backward before the recall");
 
             // forward calls all along: GETATTRs from before the local write until after it completes
@@ -148,8 +148,8 @@ class NfsdRecallVerbsTest {
             assertTrue(forwardDuringRecall.get() >= 1, "forward calls issued after the recall arrived completed");
 
             // the callback came over RDMA on our connection: backward call and reply counted there
-            assertTrue(conn.stats().callsReceived.sum() - backwardCallsBefore >= 1, "backward calls on our connection");
-            assertTrue(conn.stats().repliesSent.sum() - backwardRepliesBefore >= 1, "backward replies from it");
+            assertTrue(conn.stats().callsReceived() - backwardCallsBefore >= 1, "backward calls on our connection");
+            assertTrue(conn.stats().repliesSent() - backwardRepliesBefore >= 1, "backward replies from it");
             assertEquals(1, c.callbacks().recallsReceived.sum());
             List<Integer> xids = c.callbacks().compoundXids();
             assertEquals(List.of(r.xid()), xids, "one CB_COMPOUND, the recall's XID");
@@ -204,13 +204,13 @@ class NfsdRecallVerbsTest {
         byte[] next = pattern(n, 7);
         try (Nfs4Client c = connect()) {
             Nfs4Client.OpenFile f = c.open(name, Nfs4.OPEN4_SHARE_ACCESS_BOTH | Nfs4.OPEN4_SHARE_ACCESS_WANT_NO_DELEG);
-            long longCalls = c.connection().stats().longCallsSent.sum();
+            long longCalls = c.connection().stats().longCallsSent();
             step("opened " + name + "; WRITE of " + n);
             FileOps.WriteResult w = bounded(c, "WRITE of " + n, () -> c.write(f, 0, MemorySegment.ofArray(next)));
             step("WRITE: " + w);
             assertEquals(n, w.count());
             assertEquals(Nfs4.FILE_SYNC4, w.committed());
-            assertEquals(longCalls, c.connection().stats().longCallsSent.sum(),
+            assertEquals(longCalls, c.connection().stats().longCallsSent(),
                     "the data went in a read chunk, the rest of the call inline: not a long call");
             assertArrayEquals(next, Files.readAllBytes(file), "nfsd wrote what we sent");
             c.close(f);
@@ -249,10 +249,10 @@ class NfsdRecallVerbsTest {
         }
         assertTrue(bytes > 2 * 4096, "the names alone exceed the 4 KiB inline threshold");
         try (Nfs4Client c = connect()) {
-            long viaChunkBefore = c.connection().stats().repliesThroughReplyChunk.sum();
+            long viaChunkBefore = c.connection().stats().repliesThroughReplyChunk();
             FileOps.ReaddirResult d = c.readRootDir(256 * 1024);
             step("READDIR: " + d.entries().size() + " entries, eof " + d.eof());
-            assertTrue(c.connection().stats().repliesThroughReplyChunk.sum() > viaChunkBefore,
+            assertTrue(c.connection().stats().repliesThroughReplyChunk() > viaChunkBefore,
                     "nfsd sent the READDIR reply through our Reply chunk (RDMA_NOMSG)");
             Set<String> seen = new HashSet<>();
             d.entries().forEach(e -> seen.add(e.name()));

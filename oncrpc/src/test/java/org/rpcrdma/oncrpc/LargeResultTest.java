@@ -56,7 +56,7 @@ class LargeResultTest {
         assertArrayEquals(data, client.call(7, data, Codecs.OPAQUE, Codecs.OPAQUE, 10, TimeUnit.SECONDS));
         assertArrayEquals(data, client.callAsync(7, data, Codecs.OPAQUE, Codecs.OPAQUE, 10, TimeUnit.SECONDS)
                 .get(10, TimeUnit.SECONDS));
-        assertEquals(6, pair.client().stats().repliesThroughReplyChunk.sum());
+        assertEquals(6, pair.client().stats().repliesThroughReplyChunk());
         assertEquals(0, pair.client().outstandingCalls());
     }
 
@@ -64,8 +64,8 @@ class LargeResultTest {
     void boundedSmallResultOffersNoReplyChunk() throws Exception {
         byte[] data = pattern(16);
         assertArrayEquals(data, client.call(TestProgram.ECHO_OPAQUE16, data));
-        assertEquals(0, pair.client().stats().repliesThroughReplyChunk.sum());
-        assertEquals(0, pair.server().stats().replyChunksUsed.sum());
+        assertEquals(0, pair.client().stats().repliesThroughReplyChunk());
+        assertEquals(0, pair.server().stats().replyChunksUsed());
     }
 
     @Test
@@ -110,7 +110,7 @@ class LargeResultTest {
             assertThrows(CallTimeoutException.class,
                     () -> c.call(TestProgram.ECHO_OPAQUE, pattern(10), receptacle, 65536, 200, TimeUnit.MILLISECONDS));
             assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30));
-            assertEquals(1, silent.client().stats().callTimeouts.sum());
+            assertEquals(1, silent.client().stats().callTimeouts());
         }
     }
 }

@@ -50,7 +50,7 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
     /** Windows for exposures, or null: a registration per RPC. */
     private final WindowPool windows;
     private final int ownAccess;
-    private volatile RpcRdmaStats stats;
+    private volatile StatsCounters stats;
     /** We set R: the peer may invalidate any rkey of ours, so each must be a window's. */
     private volatile boolean peerMayInvalidate;
     /** Gives a pool slice back (one instance: no capture, no boxed offset per buffer). */
@@ -71,7 +71,7 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
         this.guard = guard;
     }
 
-    void stats(RpcRdmaStats s) {
+    void stats(StatsCounters s) {
         this.stats = s;
         if (windows != null) {
             windows.stats(s);
@@ -148,7 +148,7 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
                 mr = pd.register(r.segment(), ownAccess); // LOCAL_WRITE (+ MW_BIND): no remote right of its own
                 callerRegistrations.put(r, mr);
                 r.registered(this);
-                RpcRdmaStats s = stats;
+                StatsCounters s = stats;
                 if (s != null) {
                     s.registeredBufferRegistrations.increment();
                 }
@@ -177,7 +177,7 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
      */
     int expose(ChunkBuffer local, long offset, long length, boolean writable) {
         int remote = writable ? Access.REMOTE_WRITE : Access.REMOTE_READ;
-        RpcRdmaStats s = stats;
+        StatsCounters s = stats;
         if (s != null && local.callerMemory()) {
             s.zeroCopyExposures.increment();
         }
@@ -266,7 +266,7 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
     /** ibv_dereg_mr of a caller registration (once: it has left callerRegistrations), counted. */
     private void deregister(MemoryRegion mr) {
         closeQuietly(mr);
-        RpcRdmaStats s = stats;
+        StatsCounters s = stats;
         if (s != null) {
             s.registeredBufferDeregistrations.increment();
         }

@@ -77,14 +77,13 @@ final class ClientAttachment {
             link = new VerbsLink(id, o.sendContexts(true), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
                     o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered);
             link.adaptiveSpin(TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
-            RpcRdmaStats stats = new RpcRdmaStats();
             // Receives go up before connect (RFC 8167 §4.3.1): the server may send as soon as
             // the connection is established, and with rnr_retry 0 a Send that finds no
             // receive kills it. Buffers are sized for our advertised threshold, the most the
             // negotiation can give.
-            var receives = Connection.receivePool(link, link.receiveMemory(), receiveCount, o.inlineThreshold(),
-                    o.receiveBatch(), stats);
-            receives.replenish(Math.max(1, o.backwardCredits()));
+            ConnectionAssembly assembly = new ConnectionAssembly(true, o, link, link.receiveMemory(),
+                    new StatsCounters());
+            assembly.receives().replenish(Math.max(1, o.backwardCredits()));
             // R (RFC 8797 §4.1): every rkey of ours may be invalidated by the peer's Send with
             // Invalidate (only when we expose through windows); we send one when it sets R too
             ConnectPrivate mine = new ConnectPrivate(InvalidationPromise.advertise(o.remoteInvalidation(),
@@ -101,17 +100,13 @@ final class ClientAttachment {
             link.limitRdmaDepth(est.initiatorDepth());
             ConnectSettings s = ConnectSettings.negotiate(mine, ConnectPrivate.decode(est.privateData()));
             link.rkeysInvalidatableByPeer(mine.remoteInvalidation()); // ORDER: before any call exposes memory
-            Connection c = new Connection("client->" + server,
-                    new Connection.Params(true, s.clientToServer(), s.serverToClient(), o.credits(), o.backwardCredits(),
-                            s.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis(), o.maxChunkBytes(),
-                            o.maxChunkSegments()),
-                    link, receives, o.sendContexts(true), link.sendMemory(), stats);
-            c.clientInstance(instanceId);
-            c.remoteAddress(id.peerAddress());
-            c.backwardChunks(link.rdmaDepth() > 0);
-            c.orphanSink(os -> orphanSink.accept(c, os));
-            link.start(c, "rpcrdma-client-cq");
-            c.start();
+            VerbsLink l = link;
+            Connection c = assembly.connection("client->" + server, s, link.sendMemory(), id.peerAddress(), conn -> {
+                conn.clientInstance(instanceId);
+                conn.backwardChunks(l.rdmaDepth() > 0);
+                conn.orphanSink(os -> orphanSink.accept(conn, os));
+            });
+            ConnectionAssembly.start(c, conn -> l.start(conn, "rpcrdma-client-cq"));
             LOG.log(Level.DEBUG, "connected to {0}: inline {1}/{2}", server, s.clientToServer(), s.serverToClient());
             ClientAttachment a = new ClientAttachment(ec, id, link, c);
             ok = true;

@@ -78,7 +78,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
 
     private final String name;
     private final Params params;
-    private final RpcRdmaStats stats;
+    private final StatsCounters stats;
     private final Link link;
     private final ReceiveQueue receives;
     private final SendQueue sends;
@@ -113,7 +113,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      * @param sendMemory registered memory for {@code sendContexts * sendInline} bytes
      */
     Connection(String name, Params params, Link link, ReceiveQueue receives, int sendContexts, MemorySegment sendMemory,
-            RpcRdmaStats stats) {
+            StatsCounters stats) {
         this.name = name;
         this.handOver = new CallHandOver(name);
         this.params = params;
@@ -141,7 +141,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      * before the peer can send (RFC 8167 §4.3).
      */
     static ReceivePool receivePool(Link link, MemorySegment memory, int count, int bufferSize, int batch,
-            RpcRdmaStats stats) {
+            StatsCounters stats) {
         return new ReceivePool(memory, count, bufferSize, batch, (slots, n) -> {
             link.postReceives(slots, n);
             stats.receivesPosted.add(n);
@@ -198,8 +198,16 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         return params.remoteInvalidation();
     }
 
-    /** Counters of this connection (a server's connections share the endpoint's). */
+    /**
+     * A snapshot of this connection's counters (a server's connections count together: the
+     * same as its {@link RpcRdmaServer#stats()}).
+     */
     public RpcRdmaStats stats() {
+        return stats.snapshot();
+    }
+
+    /** The live counters, for the transport's own counting. */
+    StatsCounters counters() {
         return stats;
     }
 

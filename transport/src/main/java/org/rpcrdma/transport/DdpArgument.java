@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  *     after the data's pad from {@code offset} on; the data is {@code payload}, its pad
  *     implied. The call is not put together on the heap: the payload is exposed in place
  *     as the read chunk at {@code offset} (from registered memory,
- *     {@link RpcRdmaStats#zeroCopyExposures}; other memory is copied once into chunk
+ *     {@link RpcRdmaStats#zeroCopyExposures()}; other memory is copied once into chunk
  *     memory), or copied into the Send when the whole call fits inline, or, when even the
  *     rest does not fit, the whole call is put together once in chunk memory for a
  *     Position-Zero Read chunk.</li>

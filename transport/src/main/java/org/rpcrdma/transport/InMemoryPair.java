@@ -4,9 +4,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.ChunkPool;
 import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.wire.ConnectSettings;
 
 /**
  * A client and a server {@link Connection} joined in memory instead of by an RC QP: the
@@ -69,31 +71,32 @@ public final class InMemoryPair implements AutoCloseable {
         s.port.peer = c.port;
         clientEnd = c;
         serverEnd = s;
-        client = side(true, "in-memory client", o, c);
-        server = side(false, "in-memory server", o, s);
-        server.handler(handler);
-        client.backwardChunks(o.clientTakesBackwardChunks());
-        client.start();
-        server.start();
+        client = side(true, "in-memory client", o, c, conn -> {
+            // as an RpcRdmaClient's: what the server knows it by once its backchannel is on
+            conn.clientInstance(new java.security.SecureRandom().nextLong() | 1);
+            conn.backwardChunks(o.clientTakesBackwardChunks());
+        });
+        server = side(false, "in-memory server", o, s, conn -> conn.handler(handler));
+        ConnectionAssembly.start(client, conn -> bind(c, conn));
+        ConnectionAssembly.start(server, conn -> bind(s, conn));
     }
 
-    /** One side as an endpoint would build it: the receive pool first, then the connection. */
-    private Connection side(boolean isClient, String name, RpcRdmaOptions o, End end) {
+    /**
+     * One side as an endpoint assembles it, over this pair's memory; both sides have the
+     * options' inline threshold, as a negotiation between equal options gives.
+     */
+    private Connection side(boolean isClient, String name, RpcRdmaOptions o, End end, Consumer<Connection> role) {
         int inline = o.inlineThreshold();
-        RpcRdmaStats stats = new RpcRdmaStats();
-        var pool = Connection.receivePool(end, arena.allocate((long) o.receiveBuffers(isClient) * inline),
-                o.receiveBuffers(isClient), inline, o.receiveBatch(), stats);
-        Connection conn = new Connection(name, new Connection.Params(isClient, inline, inline, o.ownCalls(isClient),
-                o.peerCalls(isClient), o.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis(), o.maxChunkBytes(),
-                o.maxChunkSegments()), end, pool,
-                o.sendContexts(isClient), arena.allocate((long) o.sendContexts(isClient) * inline), stats);
+        MemorySegment receiveMemory = arena.allocate((long) o.receiveBuffers(isClient) * inline);
+        var assembly = new ConnectionAssembly(isClient, o, end, receiveMemory, new StatsCounters());
+        return assembly.connection(name, new ConnectSettings(inline, inline, o.remoteInvalidation()),
+                arena.allocate((long) o.sendContexts(isClient) * inline), ADDRESS, role);
+    }
+
+    /** The end's half of binding a link: its deliveries and device work reach {@code conn}. */
+    private static void bind(End end, Connection conn) {
         end.conn = conn;
         end.port.conn = conn;
-        conn.remoteAddress(ADDRESS);
-        if (isClient) { // as an RpcRdmaClient's: what the server knows it by once its backchannel is on
-            conn.clientInstance(new java.security.SecureRandom().nextLong() | 1);
-        }
-        return conn;
     }
 
     /**
@@ -241,13 +244,13 @@ public final class InMemoryPair implements AutoCloseable {
 
         @Override
         public ChunkBuffer callerChunk(MemorySegment memory) {
-            RegisteredBuffer r = registered.use(memory, conn.stats());
+            RegisteredBuffer r = registered.use(memory, conn.counters());
             if (r == null) {
                 return null;
             }
             if (registrations.add(r)) {
                 r.registered(this);
-                conn.stats().registeredBufferRegistrations.increment();
+                conn.counters().registeredBufferRegistrations.increment();
             }
             return new ChunkBuffer(memory, 0, r, true, b -> r.unuse());
         }
@@ -255,7 +258,7 @@ public final class InMemoryPair implements AutoCloseable {
         @Override
         public void forget(RegisteredBuffer r) {
             if (registrations.remove(r)) {
-                conn.stats().registeredBufferDeregistrations.increment();
+                conn.counters().registeredBufferDeregistrations.increment();
                 r.unregistered(this);
             }
         }
@@ -270,7 +273,7 @@ public final class InMemoryPair implements AutoCloseable {
         @Override
         public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
             if (local.callerMemory()) {
-                conn.stats().zeroCopyExposures.increment();
+                conn.counters().zeroCopyExposures.increment();
             }
             MemorySegment m = local.segment().asSlice(offset, length);
             while (true) {
@@ -288,9 +291,9 @@ public final class InMemoryPair implements AutoCloseable {
         public void withdraw(int[] rkeys, int n, Runnable then) {
             for (int i = 0; i < n; i++) {
                 if (invalidatedByPeer.remove(rkeys[i])) {
-                    conn.stats().remoteInvalidations.increment(); // never invalidated twice
+                    conn.counters().remoteInvalidations.increment(); // never invalidated twice
                 } else if (exposed.remove(rkeys[i]) != null) {
-                    conn.stats().localInvalidations.increment();
+                    conn.counters().localInvalidations.increment();
                 }
             }
             then.run();

@@ -89,7 +89,7 @@ final class LinkCompletions implements CompletionDriver.Cq {
                 cq.requestNotify(false);
                 n = pollAndCopy();
                 if (n == 0 && channel.await(awaitMillis) != null) {
-                    conn.stats().channelWakeups.increment();
+                    conn.counters().channelWakeups.increment();
                 }
             }
             return n;
@@ -168,7 +168,7 @@ final class LinkCompletions implements CompletionDriver.Cq {
      */
     private void remotelyInvalidated(Connection c, int rkey) {
         if (chunks.remotelyInvalidated(rkey) && !c.remoteInvalidation()) {
-            c.stats().remoteInvalidationsUnnegotiated.increment();
+            c.counters().remoteInvalidationsUnnegotiated.increment();
         }
     }
 

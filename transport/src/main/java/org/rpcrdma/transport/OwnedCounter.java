@@ -9,8 +9,8 @@ import java.util.concurrent.atomic.LongAdder;
  * counters on the call path are bumped by one thread almost always (a connection's
  * completion thread, a caller that polls its own replies, the one thread of an
  * {@link InMemoryPair}), and a {@code LongAdder}'s uncontended add is still a
- * compare-and-set, a dozen of them per call (issue 11 §1: the transport's own cost per
- * call). The owner writes a plain field with opaque stores (never torn, as a 64-bit value
+ * compare-and-set, a dozen of them per call, a good part of the transport's own cost per
+ * call. The owner writes a plain field with opaque stores (never torn, as a 64-bit value
  * read by another thread must not be); every other thread adds through the
  * {@code LongAdder}. {@link #sum} adds both: exact once writers are quiet, otherwise a
  * moment stale, as a {@code LongAdder}'s sum is under concurrent updates.

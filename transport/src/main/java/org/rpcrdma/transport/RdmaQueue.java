@@ -91,7 +91,7 @@ final class RdmaQueue {
     }
 
     private final Link link;
-    private final RpcRdmaStats stats;
+    private final StatsCounters stats;
     private final Job[] inFlight;
     private final int[] freeTokens;
     private int freeCount;
@@ -105,7 +105,7 @@ final class RdmaQueue {
     /** See {@link Unmarshal.RawTap}; null but on a conformance test's raw peer. */
     private volatile Unmarshal.RawTap rawTap;
 
-    RdmaQueue(Link link, RpcRdmaStats stats) {
+    RdmaQueue(Link link, StatsCounters stats) {
         this.link = link;
         this.stats = stats;
         int depth = Math.max(1, link.rdmaDepth());

@@ -50,7 +50,7 @@ final class ReadInPlace implements Completion {
      * on this thread and releases its buffer and the request.
      */
     static <T> T await(CallRequest r, Link link, ReplyReader<T> reader, long timeoutNanos, long timeoutMillis,
-            String where, RpcRdmaStats stats) throws InterruptedException {
+            String where, StatsCounters stats) throws InterruptedException {
         // The clock is read only for a call not answered yet (an in-memory pair answers
         // inside submit; under TCG a clock read costs ~1 µs), and the timeout counts from here.
         long deadline = r.isDone() ? 0 : System.nanoTime() + CallTimer.waitNanos(timeoutNanos);

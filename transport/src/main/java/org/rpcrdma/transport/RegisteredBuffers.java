@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.LongAdder;
  * chunks exist to move large data without copies). It hands out {@link RegisteredBuffer}s
  * and recognises their memory when a call names it: the endpoint's connections then bind
  * the call's memory windows directly over the caller's bytes instead of copying them
- * through chunk memory ({@link RpcRdmaStats#zeroCopyExposures} counts such chunks).
+ * through chunk memory ({@link RpcRdmaStats#zeroCopyExposures()} counts such chunks).
  *
  * <p>Other caller memory goes through the endpoint's {@link RegistrationCache} ({@link #cache()}):
  * native memory of an arena with an observable lifetime is registered on first use and
@@ -65,7 +65,7 @@ public final class RegisteredBuffers implements AutoCloseable {
      *
      * @throws IllegalStateException if {@code m} lies in a registered buffer that was closed
      */
-    RegisteredBuffer use(MemorySegment m, RpcRdmaStats stats) {
+    RegisteredBuffer use(MemorySegment m, StatsCounters stats) {
         RegisteredBuffer r = find(m);
         if (r != null) {
             r.use();

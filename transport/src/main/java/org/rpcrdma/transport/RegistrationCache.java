@@ -118,7 +118,7 @@ public final class RegistrationCache implements AutoCloseable {
      * release gives the use back), made now on a miss; null if {@code m} is not cached (the
      * caller copies it). Hits, misses and evictions are counted in {@code stats} (if not null).
      */
-    RegisteredBuffer acquire(MemorySegment m, RpcRdmaStats stats) {
+    RegisteredBuffer acquire(MemorySegment m, StatsCounters stats) {
         if (!cacheable(m)) {
             return null;
         }
@@ -174,7 +174,7 @@ public final class RegistrationCache implements AutoCloseable {
         return found;
     }
 
-    private void count(RpcRdmaStats stats, RegisteredBuffer found, boolean hit, int evicted) {
+    private void count(StatsCounters stats, RegisteredBuffer found, boolean hit, int evicted) {
         evictions.add(evicted);
         if (stats != null) {
             stats.registrationCacheEvictions.add(evicted);

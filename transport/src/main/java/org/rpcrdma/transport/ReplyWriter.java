@@ -32,9 +32,9 @@ final class ReplyWriter {
     private final SendQueue sends;
     private final int sendInline;
     private final int maxChunkBytes;
-    private final RpcRdmaStats stats;
+    private final StatsCounters stats;
 
-    ReplyWriter(Link link, RdmaQueue rdma, SendQueue sends, int sendInline, int maxChunkBytes, RpcRdmaStats stats) {
+    ReplyWriter(Link link, RdmaQueue rdma, SendQueue sends, int sendInline, int maxChunkBytes, StatsCounters stats) {
         this.link = link;
         this.rdma = rdma;
         this.sends = sends;

@@ -33,7 +33,7 @@ final class Requester {
     private final ReceiveDemand receives;
     private final SendQueue sends;
     private final LinkFailure failure;
-    private final RpcRdmaStats stats;
+    private final StatsCounters stats;
     /**
      * How long the peer may stay silent while abandoned calls hold every credit before the
      * connection is declared dead ({@link #stalledFor}).
@@ -63,7 +63,7 @@ final class Requester {
     private final ArrayList<CallRequest> expired = new ArrayList<>();
 
     Requester(String name, Direction direction, int maxCredits, ReceiveDemand receives,
-            SendQueue sends, LinkFailure failure, RpcRdmaStats stats, Runnable wedged) {
+            SendQueue sends, LinkFailure failure, StatsCounters stats, Runnable wedged) {
         this.failure = failure;
         this.name = name;
         this.direction = direction;

@@ -55,7 +55,7 @@ final class Responder {
     private final int grantToPeer;
     private final int sendInline;
     private final SendQueue sends;
-    private final RpcRdmaStats stats;
+    private final StatsCounters stats;
     private final ReplyWriter writer;
     private final ReadChunkPuller puller;
     private final int maxChunkBytes;
@@ -86,7 +86,7 @@ final class Responder {
      */
     private volatile Thread immediateThread;
 
-    Responder(Connection conn, boolean client, int grantToPeer, int sendInline, SendQueue sends, RpcRdmaStats stats,
+    Responder(Connection conn, boolean client, int grantToPeer, int sendInline, SendQueue sends, StatsCounters stats,
             ReplyWriter writer, ReadChunkPuller puller, int maxChunkBytes, int maxChunkSegments, boolean canRdma) {
         this.conn = conn;
         this.writer = writer;

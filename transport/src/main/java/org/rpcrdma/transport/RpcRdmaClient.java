@@ -90,7 +90,7 @@ public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
     /**
      * Native memory for zero-copy chunks ({@link RegisteredBuffer}): a call whose long-call
      * bytes, DDP argument or receptacle is a slice of it exposes that memory in place under
-     * the call's own memory window, with no copy ({@link RpcRdmaStats#zeroCopyExposures}).
+     * the call's own memory window, with no copy ({@link RpcRdmaStats#zeroCopyExposures()}).
      * Registered now on the current connection; after a reconnect, on the new one at its
      * first use there. Close it when done (the client's close closes what is left).
      */

@@ -36,7 +36,7 @@ public final class RpcRdmaServer implements AutoCloseable {
     private final Map<Long, Accepted> byId = new ConcurrentHashMap<>();
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private final Map<Long, Backchannel> backchannels = new ConcurrentHashMap<>();
-    private final RpcRdmaStats stats = new RpcRdmaStats();
+    private final StatsCounters stats = new StatsCounters();
     private final RegisteredBuffers registered;
     private final Thread cmThread;
     private volatile boolean closing;
@@ -118,9 +118,9 @@ public final class RpcRdmaServer implements AutoCloseable {
         }
     }
 
-    /** Counters summed over all connections (each connection also has its own). */
+    /** A snapshot of the counters of all this server's connections, which count together. */
     public RpcRdmaStats stats() {
-        return stats;
+        return stats.snapshot();
     }
 
     /**
@@ -202,20 +202,14 @@ public final class RpcRdmaServer implements AutoCloseable {
                     link.windowsOnly()), o.inlineThreshold(), o.inlineThreshold());
             ConnectSettings s = ConnectSettings.negotiate(ConnectPrivate.decode(ev.privateData()), mine);
             link.rkeysInvalidatableByPeer(mine.remoteInvalidation()); // ORDER: before a backward call exposes memory
-            var receives = Connection.receivePool(link, link.receiveMemory(), receiveCount, o.inlineThreshold(),
-                    o.receiveBatch(), stats);
-            // Our backward window is the client's grant (RFC 8167 §4.1), clamped to our limit.
-            c = new Connection("server<-" + id.handle().address(),
-                    new Connection.Params(false, s.serverToClient(), s.clientToServer(), o.backwardCallLimit(),
-                            o.credits(), s.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis(),
-                            o.maxChunkBytes(), o.maxChunkSegments()),
-                    link, receives, o.sendContexts(false), link.sendMemory(), stats);
-            c.handler(handler);
-            c.remoteAddress(id.peerAddress());
-            c.backchannelListener((conn, clientId) -> backchannel(clientId).bind(conn));
-            c.holdSendsUntilAccepted();
-            link.start(c, "rpcrdma-server-cq");
-            c.start();
+            VerbsLink l = link;
+            c = new ConnectionAssembly(false, o, link, link.receiveMemory(), stats).connection(
+                    "server<-" + id.handle().address(), s, link.sendMemory(), id.peerAddress(), conn -> {
+                        conn.handler(handler);
+                        conn.backchannelListener((bound, clientId) -> backchannel(clientId).bind(bound));
+                        conn.holdSendsUntilAccepted();
+                    });
+            ConnectionAssembly.start(c, conn -> l.start(conn, "rpcrdma-server-cq"));
             byId.put(id.handle().address(), new Accepted(id, link, c));
             connections.add(c);
             if (onConnect != null) {

@@ -27,7 +27,7 @@ final class SendQueue {
     private final SendContextRing ring;
     private final MemorySegment[] buffers;
     private final Link link;
-    private final RpcRdmaStats stats;
+    private final StatsCounters stats;
     private final ArrayDeque<Waiting> queue = new ArrayDeque<>();
     private boolean shut;
     /** Sends wait in the queue until the QP can send (a server's, until rdma_accept returned). */
@@ -37,7 +37,7 @@ final class SendQueue {
     /**
      * @param memory registered memory for {@code contexts * sendInline} bytes
      */
-    SendQueue(Link link, int contexts, int signalEvery, int sendInline, MemorySegment memory, RpcRdmaStats stats,
+    SendQueue(Link link, int contexts, int signalEvery, int sendInline, MemorySegment memory, StatsCounters stats,
             LinkFailure failure) {
         this.link = link;
         this.failure = failure;

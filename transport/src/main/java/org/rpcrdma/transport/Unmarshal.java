@@ -26,7 +26,7 @@ final class Unmarshal {
     private final RpcRdmaHeader rxHeader;
     private final Requester requester;
     private final Responder responder;
-    private final RpcRdmaStats stats;
+    private final StatsCounters stats;
     /** See {@link RawTap}; null on every connection but a conformance test's raw peer. */
     private volatile RawTap rawTap;
 
@@ -42,7 +42,7 @@ final class Unmarshal {
         void rdmaCompleted(int token);
     }
 
-    Unmarshal(Connection conn, RpcRdmaHeader rxHeader, Requester requester, Responder responder, RpcRdmaStats stats) {
+    Unmarshal(Connection conn, RpcRdmaHeader rxHeader, Requester requester, Responder responder, StatsCounters stats) {
         this.conn = conn;
         this.rxHeader = rxHeader;
         this.requester = requester;

@@ -110,7 +110,7 @@ final class VerbsLink implements Link {
     void start(Connection c, String threadName) {
         this.conn = c;
         completions.bind(c);
-        hw.chunks.stats(c.stats());
+        hw.chunks.stats(c.counters());
         if (!busyPoll) {
             gate.runUnlessFreed(() -> hw.cq.requestNotify(false));
         }

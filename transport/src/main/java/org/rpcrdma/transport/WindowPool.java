@@ -56,7 +56,7 @@ final class WindowPool {
     private final Runnable[] pendingThen;
     private final int[] freeTokens;
     private int freeTokenCount;
-    private volatile RpcRdmaStats stats;
+    private volatile StatsCounters stats;
 
     WindowPool(ProtectionDomain pd, QueuePair qp, int generation, int capacity) {
         this.pd = pd;
@@ -79,7 +79,7 @@ final class WindowPool {
         return windows.length;
     }
 
-    void stats(RpcRdmaStats s) {
+    void stats(StatsCounters s) {
         this.stats = s;
     }
 
@@ -108,7 +108,7 @@ final class WindowPool {
         int rkey = mw.rkey();
         bound.put(rkey, w);
         invalidatedByPeer[w] = false;
-        RpcRdmaStats s = stats;
+        StatsCounters s = stats;
         if (s != null) {
             s.windowsBound.increment();
         }
@@ -190,7 +190,7 @@ final class WindowPool {
             if (w == null) {
                 continue;
             }
-            RpcRdmaStats s = stats;
+            StatsCounters s = stats;
             if (invalidatedByPeer[w]) {
                 invalidatedByPeer[w] = false;
                 free[freeCount++] = w; // ORDER: already invalid; never invalidated twice

@@ -41,7 +41,7 @@ class BackwardCallCreditTest {
     void aBackwardCallRequestsTheServersBackwardCredits() {
         Recorder link = new Recorder();
         Arena arena = Arena.ofAuto();
-        RpcRdmaStats stats = new RpcRdmaStats();
+        StatsCounters stats = new StatsCounters();
         int backwardLimit = 5;
         int forwardGrant = 32;
         int recv = backwardLimit + forwardGrant + 8;

@@ -689,9 +689,9 @@ final class ConformanceTable {
                     for (int i = 0; i < 20; i++) {
                         m.read(44, 0x1234, 4, 0x1000 + 4 * i);
                     }
-                    long reads = x.dut().stats().rdmaReads.sum();
+                    long reads = x.dut().stats().rdmaReads();
                     String a = x.answers(xid, m.w(0, 0, 0).bytes(cat(call(xid, P_ECHO, new byte[0]), word(80))).b());
-                    return a + (x.dut().stats().rdmaReads.sum() == reads ? ", nothing read" : ", read");
+                    return a + (x.dut().stats().rdmaReads() == reads ? ", nothing read" : ", read");
                 });
         rule("srv-write-segment-count-10000", "RFC 8166 §4.5.2",
                 "a write chunk claiming more segments than the message holds: ERR_CHUNK", S, "RDMA_ERROR ERR_CHUNK",
@@ -1305,9 +1305,9 @@ final class ConformanceTable {
         rule("pd-r-only-when-invalidatable", "RFC 8797 §3.2, §4.1",
                 "R is set only while every rkey the requester exposes may be invalidated remotely", C,
                 "no exposure outside what may be invalidated", x -> {
-                    long regs = x.dut().stats().exposureRegistrations.sum();
+                    long regs = x.dut().stats().exposureRegistrations();
                     String o = longReplyCase(x, 3000, ConformancePlayer.GRANT);
-                    boolean plain = x.dut().stats().exposureRegistrations.sum() > regs;
+                    boolean plain = x.dut().stats().exposureRegistrations() > regs;
                     return x.dut().remoteInvalidation() && plain ? "R set, yet a plain registration exposed (" + o + ")"
                             : "no exposure outside what may be invalidated";
                 });

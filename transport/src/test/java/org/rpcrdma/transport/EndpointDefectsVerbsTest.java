@@ -274,7 +274,7 @@ class EndpointDefectsVerbsTest {
                     Connection cc = c.connection();
                     // (RC order: if the forward call below succeeds, the early message came first and
                     // was survived; the unmatched-reply count is only for the failure message)
-                    boolean got = waitFor(() -> cc.stats().unmatchedForwardReplies.sum() == 1 || !cc.isOpen(), 2000);
+                    boolean got = waitFor(() -> cc.stats().unmatchedForwardReplies() == 1 || !cc.isOpen(), 2000);
                     String outcome;
                     try {
                         byte[] args = {(byte) i, 0, 0, 0};

@@ -49,7 +49,7 @@ class InMemoryPairTest {
                 assertArrayEquals(new byte[4], results(f.join()));
             }
             assertEquals(4, p.server().peerCallHighWater());
-            assertEquals(0, p.server().stats().creditViolations.sum());
+            assertEquals(0, p.server().stats().creditViolations());
             assertTrue(p.client().isOpen() && p.server().isOpen());
         }
     }
@@ -82,7 +82,7 @@ class InMemoryPairTest {
             assertTrue(p.client().isOpen() && p.server().isOpen());
             assertEquals(0, p.client().heldReceives());
             assertEquals(0, p.client().outstandingCalls());
-            assertEquals(0, p.client().stats().unmatchedForwardReplies.sum());
+            assertEquals(0, p.client().stats().unmatchedForwardReplies());
         } finally {
             replier.shutdownNow();
         }

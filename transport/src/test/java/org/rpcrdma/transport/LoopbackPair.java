@@ -32,8 +32,8 @@ final class LoopbackPair implements AutoCloseable {
         serverSide = new Side();
         clientSide.peer = serverSide;
         serverSide.peer = clientSide;
-        RpcRdmaStats cs = new RpcRdmaStats();
-        RpcRdmaStats ss = new RpcRdmaStats();
+        StatsCounters cs = new StatsCounters();
+        StatsCounters ss = new StatsCounters();
         client = new Connection("client", new Connection.Params(true, inline, inline, clientCredits, backwardCredits,
                 false, 4, callTimeoutMillis), clientSide,
                 Connection.receivePool(clientSide, arena.allocate((long) cRecv * inline), cRecv, inline, 4, cs), 16,

@@ -78,8 +78,8 @@ final class NfsClientProbe {
             Thread.sleep(500);
             System.out.println("probe: " + nulls.get() + " NULL, " + exchangeIds.get() + " EXCHANGE_ID answered; "
                     + s.stats());
-            boolean ok = nulls.get() > 0 && exchangeIds.get() > 0 && s.stats().errChunkSent.sum() == 0
-                    && s.stats().errVersSent.sum() == 0;
+            boolean ok = nulls.get() > 0 && exchangeIds.get() > 0 && s.stats().errChunkSent() == 0
+                    && s.stats().errVersSent() == 0;
             System.out.println("probe: " + (ok ? "PASS" : "FAIL"));
             System.exit(ok ? 0 : 1);
         }

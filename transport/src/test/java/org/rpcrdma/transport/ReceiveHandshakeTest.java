@@ -113,7 +113,7 @@ class ReceiveHandshakeTest {
 
     private static Watching open(Arena arena, int credits, int grant) {
         QuietLink link = new QuietLink();
-        RpcRdmaStats stats = new RpcRdmaStats();
+        StatsCounters stats = new StatsCounters();
         int recv = credits + grant + 8;
         Watching w = new Watching(Connection.receivePool(link, arena.allocate(recv * 1024L), recv, 1024, 1, stats));
         w.conn = new Connection("handshake", new Connection.Params(true, 1024, 1024, credits, grant, false, 4, 0), link, w,

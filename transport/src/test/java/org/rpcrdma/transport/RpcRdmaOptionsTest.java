@@ -1,9 +1,14 @@
 package org.rpcrdma.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class RpcRdmaOptionsTest {
@@ -63,5 +68,49 @@ class RpcRdmaOptionsTest {
         for (int good : new int[] {1024, 2048, 4096, 65536, 262144}) {
             assertEquals(good, d.withInlineThreshold(good).inlineThreshold());
         }
+    }
+
+    @Test
+    void theBuilderValidatesInBuildNamingTheOptionAndTheRule() {
+        RpcRdmaOptions.Builder b = RpcRdmaOptions.builder().credits(MAX + 1); // a setter does not check
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, b::build);
+        assertEquals("credits must be in [1, " + MAX + "], got " + (MAX + 1), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> RpcRdmaOptions.builder().inlineThreshold(8192).maxChunkBytes(4096).build());
+        assertEquals("maxChunkBytes must be in [8192, 1073741824], got 4096", e.getMessage(),
+                "checked against the inline threshold set on the same builder");
+        assertEquals(RpcRdmaOptions.defaults(), RpcRdmaOptions.builder().build());
+        assertEquals(RpcRdmaOptions.defaults().hashCode(), RpcRdmaOptions.builder().build().hashCode());
+    }
+
+    private static final int MAX = RpcRdmaOptions.MAX_CREDITS;
+
+    /** Every option set to a value other than its default: a round trip through toBuilder keeps each. */
+    @Test
+    void aRoundTripThroughToBuilderKeepsEveryValue() throws Exception {
+        RpcRdmaOptions d = RpcRdmaOptions.defaults();
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(8192).credits(7).backwardCredits(3)
+                .backwardCallLimit(5).busyPoll(true).pollSpinMicros(11).connectTimeoutMillis(1234)
+                .callTimeoutMillis(4321).receiveBatch(4).signalEvery(2).backchannelWaitMillis(99)
+                .reconnectAttempts(9).maxChunkBytes(1 << 21).maxChunkSegments(17).chunkMemoryBytes(1 << 22 | 1 << 12)
+                .rdmaDepth(3).memoryWindows(false).remoteInvalidation(false).backwardChunks(false)
+                .registrationCacheBytes(1 << 20).build();
+        RpcRdmaOptions back = o.toBuilder().build();
+        List<String> names = new ArrayList<>();
+        for (Method m : RpcRdmaOptions.class.getDeclaredMethods()) {
+            if (Modifier.isPublic(m.getModifiers()) && !Modifier.isStatic(m.getModifiers()) && m.getParameterCount() == 0
+                    && m.getReturnType().isPrimitive() && !m.getName().equals("hashCode")) {
+                names.add(m.getName());
+                assertNotEquals(m.invoke(d), m.invoke(o), m.getName() + " is set to a value other than its default");
+                assertEquals(m.invoke(o), m.invoke(back), m.getName() + " survives toBuilder().build()");
+                assertTrue(o.toString().contains(m.getName() + "=" + m.invoke(o)), o.toString());
+            }
+        }
+        assertEquals(20, names.size(), "every option is covered: " + names);
+        assertEquals(o, back);
+        assertEquals(o.hashCode(), back.hashCode());
+        assertNotEquals(o, o.withCredits(8));
+        assertEquals(8, o.withCredits(8).credits());
+        assertEquals(o, o.withCredits(8).withCredits(7));
     }
 }

@@ -77,9 +77,9 @@ class SeparateDdpArgumentTest {
             f.join().release();
             assertArrayEquals(writeCall(0x31, data).toArray(ValueLayout.JAVA_BYTE), seen.get(),
                     "the server assembled exactly the call with the data inside");
-            assertEquals(1, p.client().stats().zeroCopyExposures.sum());
-            assertEquals(0, p.client().stats().longCallsSent.sum());
-            assertEquals(data.length, p.server().stats().rdmaBytesRead.sum());
+            assertEquals(1, p.client().stats().zeroCopyExposures());
+            assertEquals(0, p.client().stats().longCallsSent());
+            assertEquals(data.length, p.server().stats().rdmaBytesRead());
             assertNothingHeld(p);
         }
     }
@@ -92,8 +92,8 @@ class SeparateDdpArgumentTest {
             p.client().call(around(0x32, data.length), CallOptions.DEFAULT.withDdpArgument(DdpArgument.of(44, MemorySegment.ofArray(data))))
                     .join().release();
             assertArrayEquals(writeCall(0x32, data).toArray(ValueLayout.JAVA_BYTE), seen.get());
-            assertEquals(0, p.client().stats().zeroCopyExposures.sum());
-            assertEquals(1, p.server().stats().rdmaReads.sum());
+            assertEquals(0, p.client().stats().zeroCopyExposures());
+            assertEquals(1, p.server().stats().rdmaReads());
             assertNothingHeld(p);
         }
     }
@@ -113,8 +113,8 @@ class SeparateDdpArgumentTest {
             assertEquals(0, sent.readList().chunkCount(), "no chunk: it fits");
             f.join().release();
             assertArrayEquals(writeCall(0x33, data).toArray(ValueLayout.JAVA_BYTE), seen.get());
-            assertEquals(0, p.client().stats().zeroCopyExposures.sum(), "nothing exposed");
-            assertEquals(0, p.server().stats().chunkedCallsReceived.sum());
+            assertEquals(0, p.client().stats().zeroCopyExposures(), "nothing exposed");
+            assertEquals(0, p.server().stats().chunkedCallsReceived());
             assertNothingHeld(p);
         }
     }
@@ -152,7 +152,7 @@ class SeparateDdpArgumentTest {
             assertEquals(RpcRdma.RDMA_NOMSG, ((CallFuture) f).request().exposure().header().proc());
             f.join().release();
             assertArrayEquals(callMsg(0x35, 2, fullArgs).toArray(ValueLayout.JAVA_BYTE), seen.get());
-            assertEquals(1, p.client().stats().longCallsSent.sum());
+            assertEquals(1, p.client().stats().longCallsSent());
             assertNothingHeld(p);
         }
     }
@@ -167,7 +167,7 @@ class SeparateDdpArgumentTest {
                     + " 52-byte call", e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> new DdpArgument(44, 9, MemorySegment.ofArray(new byte[8])));
             assertNull(new DdpArgument(44, 8).payload());
-            assertEquals(0, p.client().stats().callsSent.sum());
+            assertEquals(0, p.client().stats().callsSent());
         }
     }
 }

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.HdrHistogram.Histogram;
 import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaServer;
@@ -209,18 +210,18 @@ public final class LatencyCurve {
         for (Mode m : new Mode[] {Mode.BUSY, Mode.MIXED, Mode.EVENT}) {
             try (RpcPoints.Endpoints e = new RpcPoints.Endpoints(ip, threshold, 0, m)) {
                 MemorySegment call = RpcPoints.callMessage(PROC_NULL, 0);
-                RpcRdmaStats server = e.server.stats();
-                RpcRdmaStats client = e.client.connection().stats();
-                long calls = client.callsSent.sum();
-                long serverWakeups = server.channelWakeups.sum();
-                long clientWakeups = client.channelWakeups.sum();
+                Supplier<RpcRdmaStats> server = e.server::stats;
+                Supplier<RpcRdmaStats> client = e.client.connection()::stats;
+                long calls = client.get().callsSent();
+                long serverWakeups = server.get().channelWakeups();
+                long clientWakeups = client.get().channelWakeups();
                 Histogram h = rpc.measure(e, call, REPLY_HEADER, Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(2)),
                         Math.max(options.measureNanos(), TimeUnit.SECONDS.toNanos(2)));
                 // the counters that explain a mode's time: how often each end slept on its channel
-                calls = client.callsSent.sum() - calls;
+                calls = client.get().callsSent() - calls;
                 out.printf(Locale.ROOT, "[bench] %s %s: %.3f server and %.3f client channel wake-ups per call (%d calls),"
-                        + " %d threads in this JVM%n", m.series(), op, (server.channelWakeups.sum() - serverWakeups) / (double) calls,
-                        (client.channelWakeups.sum() - clientWakeups) / (double) calls, calls,
+                        + " %d threads in this JVM%n", m.series(), op, (server.get().channelWakeups() - serverWakeups) / (double) calls,
+                        (client.get().channelWakeups() - clientWakeups) / (double) calls, calls,
                         java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
                 progress(Point.of(m.series(), op, threshold, 0, h));
             } catch (InterruptedException ex) {
