@@ -112,19 +112,21 @@ class VerbsInlineTest {
     void hotPathAllocatesNothing() throws Exception {
         Method allocated = Class.forName("com.sun.management.ThreadMXBean").getMethod("getCurrentThreadAllocatedBytes");
         Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
-        for (int i = 0; i < 200_000; i++) { // let the JIT compile the path first
-            hotPath();
+        // The steady state is what counts: until the JIT has compiled the path (with escape
+        // analysis), the interpreted calls allocate. On a loaded machine compilation lags, so
+        // the path is measured in rounds until one is clean; a real per-call allocation makes
+        // every round allocate at least 16 bytes per iteration (1.6 MB a round).
+        long least = Long.MAX_VALUE;
+        for (int round = 0; round < 30 && least >= 64 * 1024; round++) {
+            long before = (long) allocated.invoke(bean);
+            for (int i = 0; i < 100_000; i++) {
+                hotPath();
+            }
+            least = Math.min(least, (long) allocated.invoke(bean) - before);
         }
-        long before = (long) allocated.invoke(bean);
-        for (int i = 0; i < 100_000; i++) {
-            hotPath();
-        }
-        long after = (long) allocated.invoke(bean);
-        long perCall = (after - before) / 100_000;
-        // Reflection and the measurement itself cost a few hundred bytes in total; a per-call
-        // allocation would cost at least 16 bytes per iteration (1.6 MB here).
-        assertTrue(after - before < 64 * 1024, "hot path allocated " + (after - before) + " bytes (" + perCall
-                + " per iteration)");
+        // Reflection and the measurement itself cost a few hundred bytes in total.
+        assertTrue(least < 64 * 1024, "hot path allocated " + least + " bytes in its best round of 100,000 calls ("
+                + least / 100_000 + " per iteration)");
     }
 
     private void hotPath() {
