@@ -30,7 +30,11 @@ final class CallArguments {
         }
         DdpArgument payload = o.ddpArgument();
         if (payload != null) {
-            payload.checkIn(rpcCall);
+            try {
+                payload.checkIn(rpcCall);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("ddpArgument: " + e.getMessage(), e);
+            }
         }
         MemorySegment receptacle = o.receptacle();
         if (receptacle != null && (receptacle.byteSize() == 0 || receptacle.byteSize() > maxChunkBytes)) {

@@ -163,7 +163,7 @@ class SeparateDdpArgumentTest {
             MemorySegment m = around(0x36, 8);
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> p.client().call(m,
                     CallOptions.DEFAULT.withDdpArgument(DdpArgument.of(m.byteSize() + 4, MemorySegment.ofArray(new byte[8])))));
-            assertEquals("DDP argument at 56 of 8 bytes (a segment of its own) is inserted beyond the end of the"
+            assertEquals("ddpArgument: DDP argument at 56 of 8 bytes (a segment of its own) is inserted beyond the end of the"
                     + " 52-byte call", e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> new DdpArgument(44, 9, MemorySegment.ofArray(new byte[8])));
             assertNull(new DdpArgument(44, 8).payload());
