@@ -1,8 +1,17 @@
-/** Bidirectional RPC-over-RDMA Version 1 (RFC 8166, RFC 8167, RFC 8797). */
+/**
+ * Bidirectional RPC-over-RDMA Version 1 (RFC 8166, RFC 8167, RFC 8797).
+ *
+ * <p>The API is {@code org.rpcrdma.transport} (endpoints, calls, options, errors) and
+ * {@code org.rpcrdma.xdr} (XDR and ONC RPC headers for the layers above). The
+ * RPC-over-RDMA codec ({@code wire}) and the owned verbs objects ({@code verbs}) are
+ * internal: the NFSv4.1 client sizes its back channel from the codec's header length
+ * (RFC 8167 §5.3); the bench runs on the class path, and tests of other modules get
+ * {@code --add-exports} from their build.
+ */
 module org.rpcrdma.transport {
     requires org.rpcrdma.bindings;
     requires jdk.jfr;
     exports org.rpcrdma.transport;
-    exports org.rpcrdma.transport.verbs;
-    exports org.rpcrdma.transport.wire;
+    exports org.rpcrdma.xdr;
+    exports org.rpcrdma.transport.wire to org.rpcrdma.nfs4;
 }

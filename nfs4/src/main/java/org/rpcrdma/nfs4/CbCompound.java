@@ -4,9 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 import org.rpcrdma.oncrpc.RpcProcedure;
 import org.rpcrdma.oncrpc.XdrCodec;
-import org.rpcrdma.transport.wire.XdrException;
-import org.rpcrdma.transport.wire.XdrReader;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.XdrException;
+import org.rpcrdma.xdr.XdrReader;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * The XDR of CB_COMPOUND (RFC 5662, RFC 8881 §20.2): the arguments a server sends on the

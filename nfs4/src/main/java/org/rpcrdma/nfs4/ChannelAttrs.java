@@ -1,8 +1,8 @@
 package org.rpcrdma.nfs4;
 
-import org.rpcrdma.transport.wire.XdrException;
-import org.rpcrdma.transport.wire.XdrReader;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.XdrException;
+import org.rpcrdma.xdr.XdrReader;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * channel_attrs4 (RFC 5662), one channel's limits as CREATE_SESSION negotiates them

@@ -5,8 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.rpcrdma.oncrpc.RpcProcedure;
 import org.rpcrdma.oncrpc.XdrCodec;
-import org.rpcrdma.transport.wire.XdrException;
-import org.rpcrdma.transport.wire.XdrReader;
+import org.rpcrdma.xdr.XdrException;
+import org.rpcrdma.xdr.XdrReader;
 
 /**
  * COMPOUND4args (RFC 5662): {@code utf8str_cs tag; uint32_t minorversion;

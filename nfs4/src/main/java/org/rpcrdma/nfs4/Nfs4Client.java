@@ -25,8 +25,8 @@ import org.rpcrdma.transport.RdmaErrorException;
 import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.wire.AuthSys;
 import org.rpcrdma.transport.wire.RpcRdma;
+import org.rpcrdma.xdr.AuthSys;
 
 /**
  * A minimal NFSv4.1 client (RFC 8881) over RPC-over-RDMA, with its callback service on the

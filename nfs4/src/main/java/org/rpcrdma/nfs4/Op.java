@@ -1,7 +1,7 @@
 package org.rpcrdma.nfs4;
 
 import org.rpcrdma.oncrpc.XdrCodec;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * One operation of a COMPOUND (RFC 8881 §16.2): its code ({@code nfs_opnum4}), how its

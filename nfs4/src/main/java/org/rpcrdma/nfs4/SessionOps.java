@@ -1,8 +1,8 @@
 package org.rpcrdma.nfs4;
 
-import org.rpcrdma.transport.wire.AuthSys;
-import org.rpcrdma.transport.wire.XdrException;
-import org.rpcrdma.transport.wire.XdrReader;
+import org.rpcrdma.xdr.AuthSys;
+import org.rpcrdma.xdr.XdrException;
+import org.rpcrdma.xdr.XdrReader;
 
 /**
  * The operations that make and end a client ID and a session (RFC 8881 §18.35-18.37,

@@ -2,9 +2,9 @@ package org.rpcrdma.nfs4;
 
 import java.util.Arrays;
 import java.util.HexFormat;
-import org.rpcrdma.transport.wire.XdrException;
-import org.rpcrdma.transport.wire.XdrReader;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.XdrException;
+import org.rpcrdma.xdr.XdrReader;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * stateid4 (RFC 5662): {@code uint32_t seqid; opaque other[12];}. Two stateids name the

@@ -9,8 +9,8 @@ import org.rpcrdma.oncrpc.RpcProcedure;
 import org.rpcrdma.oncrpc.RpcServerCall;
 import org.rpcrdma.oncrpc.XdrCodec;
 import org.rpcrdma.transport.Connection;
-import org.rpcrdma.transport.wire.XdrException;
-import org.rpcrdma.transport.wire.XdrReader;
+import org.rpcrdma.xdr.XdrException;
+import org.rpcrdma.xdr.XdrReader;
 
 /**
  * A scripted NFSv4.1 server for host tests: decodes each COMPOUND's operations by hand

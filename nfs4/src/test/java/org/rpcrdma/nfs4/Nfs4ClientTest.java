@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.wire.AuthSys;
+import org.rpcrdma.xdr.AuthSys;
 
 /**
  * {@link Nfs4Client} against {@link FakeNfsd} over an {@link InMemoryPair}: the session's
@@ -70,7 +70,7 @@ class Nfs4ClientTest {
         try (ReceivedMessage m = pair.server().call(MemorySegment.ofArray(FakeNfsd.recallCall(0x5151, 2)))
                 .get(5, TimeUnit.SECONDS)) {
             byte[] b = m.toByteArray();
-            assertEquals(Nfs4.NFS4ERR_BAD_STATEID, org.rpcrdma.transport.wire.Xdr.getInt(MemorySegment.ofArray(b),
+            assertEquals(Nfs4.NFS4ERR_BAD_STATEID, org.rpcrdma.xdr.Xdr.getInt(MemorySegment.ofArray(b),
                     b.length - 4), "CB_RECALL4res of a delegation we no longer hold");
         }
         c.close(f);

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.wire.AuthSys;
+import org.rpcrdma.xdr.AuthSys;
 
 /**
  * Against the Linux kernel's nfsd over RDMA in the guest ({@code scripts/verbs-tests --nfsd}:

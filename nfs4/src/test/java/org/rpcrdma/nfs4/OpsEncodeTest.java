@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.wire.AuthSys;
+import org.rpcrdma.xdr.AuthSys;
 
 /**
  * Each operation's arguments against the layout RFC 5662 gives (written here word by word

@@ -11,7 +11,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.wire.XdrException;
+import org.rpcrdma.xdr.XdrException;
 
 /**
  * COMPOUND4res for each operation, written by hand from RFC 5662, decoded by
@@ -218,7 +218,7 @@ class ResultsDecodeTest {
         assertFalse(new FileOps.Delegation(0, null, false, -1).isRead());
     }
 
-    static org.rpcrdma.transport.wire.XdrReader reader(byte[] b) {
-        return new org.rpcrdma.transport.wire.XdrReader(MemorySegment.ofArray(b), 0, b.length);
+    static org.rpcrdma.xdr.XdrReader reader(byte[] b) {
+        return new org.rpcrdma.xdr.XdrReader(MemorySegment.ofArray(b), 0, b.length);
     }
 }

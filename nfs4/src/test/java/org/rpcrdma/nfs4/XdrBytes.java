@@ -3,8 +3,8 @@ package org.rpcrdma.nfs4;
 import java.io.ByteArrayOutputStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
-import org.rpcrdma.transport.wire.XdrReader;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.XdrReader;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * Test bytes written word by word, as RFC 4506 lays XDR out (big-endian 4-byte units,

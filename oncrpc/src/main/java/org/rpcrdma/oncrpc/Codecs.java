@@ -7,9 +7,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.rpcrdma.transport.wire.XdrException;
-import org.rpcrdma.transport.wire.XdrReader;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.XdrException;
+import org.rpcrdma.xdr.XdrReader;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * Codecs for the XDR types of RFC 4506 and the combinators that build a program's types
@@ -209,12 +209,12 @@ public final class Codecs {
             int n = r.readOpaqueLength(receptacle == null ? max : (int) Math.min(max, receptacle.byteSize()));
             if (receptacle == null && ArgumentViews.give()) { // pulled call arguments: held until answered
                 MemorySegment view = r.segment().asSlice(r.position(), n).asReadOnly();
-                r.skip(org.rpcrdma.transport.wire.Xdr.roundUp((long) n));
+                r.skip(org.rpcrdma.xdr.Xdr.roundUp((long) n));
                 return view;
             }
             MemorySegment into = receptacle != null ? receptacle.asSlice(0, n) : MemorySegment.ofArray(new byte[n]);
             MemorySegment.copy(r.segment(), r.position(), into, 0, n);
-            r.skip(org.rpcrdma.transport.wire.Xdr.roundUp((long) n));
+            r.skip(org.rpcrdma.xdr.Xdr.roundUp((long) n));
             return into;
         }
 

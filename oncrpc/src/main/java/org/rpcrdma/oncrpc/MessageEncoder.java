@@ -3,8 +3,8 @@ package org.rpcrdma.oncrpc;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.function.Consumer;
-import org.rpcrdma.transport.wire.XdrOverflowException;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.XdrOverflowException;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * Encodes one RPC message (header and body) into a heap segment of exactly its size. A

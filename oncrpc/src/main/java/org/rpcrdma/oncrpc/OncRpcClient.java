@@ -14,14 +14,14 @@ import org.rpcrdma.transport.MalformedReplyException;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RpcCaller;
 import org.rpcrdma.transport.RpcRdmaException;
-import org.rpcrdma.transport.wire.AuthSys;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.OpaqueAuth;
-import org.rpcrdma.transport.wire.RpcCallHeader;
-import org.rpcrdma.transport.wire.RpcMessageException;
-import org.rpcrdma.transport.wire.RpcReplyHeader;
-import org.rpcrdma.transport.wire.XdrException;
-import org.rpcrdma.transport.wire.XdrReader;
+import org.rpcrdma.xdr.AuthSys;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.OpaqueAuth;
+import org.rpcrdma.xdr.RpcCallHeader;
+import org.rpcrdma.xdr.RpcMessageException;
+import org.rpcrdma.xdr.RpcReplyHeader;
+import org.rpcrdma.xdr.XdrException;
+import org.rpcrdma.xdr.XdrReader;
 
 /**
  * Typed ONC RPC calls (RFC 5531) to one program version through an {@link RpcCaller}:
@@ -292,7 +292,7 @@ public final class OncRpcClient {
         return MessageEncoder.encodeWithItems(callBody(xid, proc, args));
     }
 
-    private <A> java.util.function.Consumer<org.rpcrdma.transport.wire.XdrWriter> callBody(int xid,
+    private <A> java.util.function.Consumer<org.rpcrdma.xdr.XdrWriter> callBody(int xid,
             RpcProcedure<A, ?> proc, A args) {
         return w -> {
             RpcCallHeader.encode(w, xid, program, version, proc.number(), credential, OpaqueAuth.NONE);

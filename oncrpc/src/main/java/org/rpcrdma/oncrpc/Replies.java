@@ -1,10 +1,10 @@
 package org.rpcrdma.oncrpc;
 
 import java.lang.foreign.MemorySegment;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.OpaqueAuth;
-import org.rpcrdma.transport.wire.RpcReplyHeader;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.OpaqueAuth;
+import org.rpcrdma.xdr.RpcReplyHeader;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * The reply messages a server sends without results (RFC 5531 §9), each of its exact size.

@@ -2,7 +2,6 @@ package org.rpcrdma.oncrpc;
 
 import java.util.concurrent.CompletionException;
 import org.rpcrdma.transport.RdmaErrorException;
-import org.rpcrdma.transport.wire.RpcRdma;
 
 /**
  * What a typed caller can change when its call is answered ERR_CHUNK. The responder only
@@ -22,7 +21,7 @@ final class ReplyLimit {
      */
     static Throwable explain(Throwable failure, int allowed, boolean given, int limit) {
         Throwable c = failure instanceof CompletionException ce && ce.getCause() != null ? ce.getCause() : failure;
-        if (!(c instanceof RdmaErrorException e) || e.errorCode() != RpcRdma.ERR_CHUNK) {
+        if (!(c instanceof RdmaErrorException e) || e.errorCode() != RdmaErrorException.ERR_CHUNK) {
             return failure;
         }
         String offered = allowed == 0 ? "the call offered no Reply chunk (its reply had to fit inline)"

@@ -7,12 +7,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import org.rpcrdma.transport.CallHandler;
 import org.rpcrdma.transport.IncomingCall;
-import org.rpcrdma.transport.wire.AuthSys;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.RpcCallHeader;
-import org.rpcrdma.transport.wire.RpcMessageException;
-import org.rpcrdma.transport.wire.XdrException;
-import org.rpcrdma.transport.wire.XdrReader;
+import org.rpcrdma.xdr.AuthSys;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.RpcCallHeader;
+import org.rpcrdma.xdr.RpcMessageException;
+import org.rpcrdma.xdr.XdrException;
+import org.rpcrdma.xdr.XdrReader;
 
 /**
  * The server side of ONC RPC (RFC 5531): programs, versions and procedures registered

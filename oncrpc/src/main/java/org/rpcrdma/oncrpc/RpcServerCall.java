@@ -3,10 +3,10 @@ package org.rpcrdma.oncrpc;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.IncomingCall;
-import org.rpcrdma.transport.wire.AuthSys;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.OpaqueAuth;
-import org.rpcrdma.transport.wire.RpcReplyHeader;
+import org.rpcrdma.xdr.AuthSys;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.OpaqueAuth;
+import org.rpcrdma.xdr.RpcReplyHeader;
 
 /**
  * A call being served: who sent it and how to answer it. Answer exactly once, now or

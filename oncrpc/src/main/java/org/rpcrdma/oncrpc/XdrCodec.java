@@ -1,8 +1,8 @@
 package org.rpcrdma.oncrpc;
 
-import org.rpcrdma.transport.wire.XdrException;
-import org.rpcrdma.transport.wire.XdrReader;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.XdrException;
+import org.rpcrdma.xdr.XdrReader;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * How one XDR type (RFC 4506) is written and read: the typed layer's counterpart of

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * A peer's AUTH_SYS credential whose machinename is not UTF-8 is a credential that does

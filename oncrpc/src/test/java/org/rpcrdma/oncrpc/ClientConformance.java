@@ -10,10 +10,10 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.transport.CallHandler;
 import org.rpcrdma.transport.MalformedReplyException;
-import org.rpcrdma.transport.wire.Xdr;
-import org.rpcrdma.transport.wire.XdrException;
-import org.rpcrdma.transport.wire.XdrReader;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.Xdr;
+import org.rpcrdma.xdr.XdrException;
+import org.rpcrdma.xdr.XdrReader;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * What an ONC RPC client must make of each Reply (RFC 5531 §9): the client half of the

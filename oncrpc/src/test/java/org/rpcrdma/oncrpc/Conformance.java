@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * Replays the conformance tables ({@link ServerConformance}, {@link ClientConformance})

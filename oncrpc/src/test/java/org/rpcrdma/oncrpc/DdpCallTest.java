@@ -15,8 +15,8 @@ import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.MalformedReplyException;
 import org.rpcrdma.transport.RdmaErrorException;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * {@link OncRpcClient#callAsync(RpcProcedure, Object, MemorySegment, int)} over an

@@ -12,8 +12,8 @@ import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.IncomingCall;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * The typed server places DDP-eligible results in the write chunks the caller offered

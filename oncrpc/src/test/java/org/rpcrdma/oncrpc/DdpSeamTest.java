@@ -55,7 +55,7 @@ class DdpSeamTest {
         MessageEncoder.Encoded e = MessageEncoder.encodeWithItems(w -> Codecs.OPAQUE.encode(w, new byte[10]));
         assertEquals(0, e.ddpOffsets().length);
         // a payload encoded outside a message is not located; the next message starts empty
-        Codecs.payload(8).encode(new org.rpcrdma.transport.wire.XdrWriter(MemorySegment.ofArray(new byte[16]), 0, 16),
+        Codecs.payload(8).encode(new org.rpcrdma.xdr.XdrWriter(MemorySegment.ofArray(new byte[16]), 0, 16),
                 MemorySegment.ofArray(new byte[3]));
         MessageEncoder.Encoded one = MessageEncoder.encodeWithItems(w -> Codecs.payload(8).encode(w,
                 MemorySegment.ofArray(new byte[3])));
@@ -94,10 +94,10 @@ class DdpSeamTest {
         assertArrayEquals(new long[] {8, 16}, e.ddpOffsets(), "positions in the message as sent");
         assertArrayEquals(new long[] {3001, 5}, e.ddpLengths());
         assertEquals(4 + 4 + 4 + 4 + 8 + 4, e.message().byteSize(), "a's length word only; b and its pad inside");
-        assertEquals(3001, org.rpcrdma.transport.wire.Xdr.getInt(e.message(), 4));
-        assertEquals(10, org.rpcrdma.transport.wire.Xdr.getInt(e.message(), 8));
+        assertEquals(3001, org.rpcrdma.xdr.Xdr.getInt(e.message(), 4));
+        assertEquals(10, org.rpcrdma.xdr.Xdr.getInt(e.message(), 8));
         assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, e.message().asSlice(16, 5).toArray(ValueLayout.JAVA_BYTE));
-        assertEquals(11, org.rpcrdma.transport.wire.Xdr.getInt(e.message(), 24));
+        assertEquals(11, org.rpcrdma.xdr.Xdr.getInt(e.message(), 24));
         // nothing kept for the next message on this thread
         assertEquals(0, MessageEncoder.encodeLeavingOut(w -> w.writeInt(1), 1).leftOut().length);
     }

@@ -14,7 +14,6 @@ import org.rpcrdma.transport.CallTimeoutException;
 import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.RdmaErrorException;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.wire.RpcRdma;
 
 /**
  * Typed calls whose results exceed the receive inline threshold (4 KiB by default) work
@@ -87,7 +86,7 @@ class LargeResultTest {
         OncRpcClient small = client.withMaxReplyBytes(8192);
         RdmaErrorException e = assertThrows(RdmaErrorException.class,
                 () -> small.call(TestProgram.ECHO_OPAQUE, pattern(60_000)));
-        assertEquals(RpcRdma.ERR_CHUNK, e.errorCode());
+        assertEquals(RdmaErrorException.ERR_CHUNK, e.errorCode());
         assertTrue(e.getMessage().contains("withMaxReplyBytes"), e.getMessage());
         assertTrue(e.getMessage().contains("Reply chunk"), e.getMessage());
         assertEquals(0, pair.client().outstandingCalls());

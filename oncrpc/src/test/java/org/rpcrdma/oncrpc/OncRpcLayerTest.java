@@ -29,9 +29,8 @@ import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.RdmaErrorException;
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.wire.AuthSys;
-import org.rpcrdma.transport.wire.RpcRdma;
-import org.rpcrdma.transport.wire.OncRpc;
+import org.rpcrdma.xdr.AuthSys;
+import org.rpcrdma.xdr.OncRpc;
 
 /** The client and the dispatcher together over the transport joined in memory. */
 class OncRpcLayerTest {
@@ -104,7 +103,7 @@ class OncRpcLayerTest {
         assertEquals(5, m.high());
         assertThrows(RpcReplyException.ProcUnavail.class, () -> forward(5).call(TestProgram.ECHO_ENUM, TestProgram.Color.RED));
         RpcReplyException.AuthError a = assertThrows(RpcReplyException.AuthError.class,
-                () -> forward(2).withCredential(new org.rpcrdma.transport.wire.OpaqueAuth(77, new byte[0])).nullCall());
+                () -> forward(2).withCredential(new org.rpcrdma.xdr.OpaqueAuth(77, new byte[0])).nullCall());
         assertEquals(OncRpc.AUTH_BADCRED, a.authStat());
         // a value the encoder refuses fails the call before anything is sent
         CompletableFuture<byte[]> bad = forward(2).callAsync(TestProgram.ECHO_OPAQUE16, new byte[17]);
@@ -253,7 +252,7 @@ class OncRpcLayerTest {
         CompletableFuture<byte[]> f = forward(2).withMaxReplyBytes(0).callAsync(TestProgram.ECHO_OPAQUE, big);
         ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
         assertInstanceOf(RdmaErrorException.class, e.getCause());
-        assertEquals(RpcRdma.ERR_CHUNK, ((RdmaErrorException) e.getCause()).errorCode());
+        assertEquals(RdmaErrorException.ERR_CHUNK, ((RdmaErrorException) e.getCause()).errorCode());
         assertThrows(CompletionException.class, f::join);
     }
 }

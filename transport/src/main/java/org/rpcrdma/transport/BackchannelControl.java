@@ -1,13 +1,13 @@
 package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.OpaqueAuth;
-import org.rpcrdma.transport.wire.RpcMessageException;
-import org.rpcrdma.transport.wire.RpcReplyHeader;
-import org.rpcrdma.transport.wire.Xdr;
-import org.rpcrdma.transport.wire.XdrReader;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.OpaqueAuth;
+import org.rpcrdma.xdr.RpcMessageException;
+import org.rpcrdma.xdr.RpcReplyHeader;
+import org.rpcrdma.xdr.Xdr;
+import org.rpcrdma.xdr.XdrReader;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * Our private ONC RPC program by which a client of ours tells a server of ours that its

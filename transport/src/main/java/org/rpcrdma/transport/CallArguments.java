@@ -2,8 +2,8 @@ package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * The checks every {@link RpcCaller} makes at the call, before anything is sent or parked,

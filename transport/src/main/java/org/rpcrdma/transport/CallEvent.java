@@ -2,7 +2,7 @@ package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
 import org.rpcrdma.transport.core.Events;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * The JFR event of one use of a {@link CallRequest}: nothing allocated or read per call

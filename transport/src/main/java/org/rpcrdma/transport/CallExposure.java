@@ -6,7 +6,7 @@ import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
-import org.rpcrdma.transport.wire.RpcReplyHeader;
+import org.rpcrdma.xdr.RpcReplyHeader;
 
 /**
  * The memory one call of ours exposes to the responder on one connection (≈ the MRs of a

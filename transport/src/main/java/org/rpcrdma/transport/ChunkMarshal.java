@@ -3,13 +3,13 @@ package org.rpcrdma.transport;
 import java.lang.foreign.MemorySegment;
 import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.Link;
-import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaEncoder;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.SegmentList;
 import org.rpcrdma.transport.wire.WriteList;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * How a call of ours uses chunks (≈ Linux {@code rpcrdma_marshal_req} and the chunk half of

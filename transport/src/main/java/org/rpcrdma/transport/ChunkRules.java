@@ -3,7 +3,7 @@ package org.rpcrdma.transport;
 import org.rpcrdma.transport.wire.ReadList;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * Our limits on a received call's chunk lists, checked after the decoder's protocol checks

@@ -16,10 +16,10 @@ import org.rpcrdma.transport.core.Events;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.core.ReceivePool;
 import org.rpcrdma.transport.core.ReceiveQueue;
-import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * One RPC-over-RDMA v1 connection, both directions on one RC QP (RFC 8166, RFC 8167).

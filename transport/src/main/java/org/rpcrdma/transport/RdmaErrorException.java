@@ -5,6 +5,10 @@ import org.rpcrdma.transport.wire.RpcRdma;
 /** The responder answered a call with RDMA_ERROR (RFC 8166 §4.5). */
 public final class RdmaErrorException extends RpcRdmaException {
     private static final long serialVersionUID = 1L;
+    /** rdma_err ERR_VERS: the responder does not support the call's RPC-over-RDMA version (RFC 8166 §4.5). */
+    public static final int ERR_VERS = RpcRdma.ERR_VERS;
+    /** rdma_err ERR_CHUNK: the responder could not process the call's chunk lists (RFC 8166 §4.5). */
+    public static final int ERR_CHUNK = RpcRdma.ERR_CHUNK;
     private final int errorCode;
 
     public RdmaErrorException(int xid, int errorCode, int versLow, int versHigh) {
@@ -15,8 +19,8 @@ public final class RdmaErrorException extends RpcRdmaException {
     private static String describe(int xid, int code, int low, int high) {
         String x = "call xid 0x" + Integer.toHexString(xid) + " answered with RDMA_ERROR ";
         return switch (code) {
-            case RpcRdma.ERR_VERS -> x + "ERR_VERS (peer supports versions " + low + ".." + high + ")";
-            case RpcRdma.ERR_CHUNK -> x + "ERR_CHUNK (peer could not process the chunk lists)";
+            case ERR_VERS -> x + "ERR_VERS (peer supports versions " + low + ".." + high + ")";
+            case ERR_CHUNK -> x + "ERR_CHUNK (peer could not process the chunk lists)";
             default -> x + "code " + code;
         };
     }
@@ -35,7 +39,7 @@ public final class RdmaErrorException extends RpcRdmaException {
         return new RdmaErrorException(getMessage() + "; " + advice, errorCode, this);
     }
 
-    /** {@code RpcRdma.ERR_VERS} or {@code RpcRdma.ERR_CHUNK}. */
+    /** {@link #ERR_VERS} or {@link #ERR_CHUNK}. */
     public int errorCode() {
         return errorCode;
     }

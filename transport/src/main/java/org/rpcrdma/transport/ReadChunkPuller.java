@@ -8,7 +8,7 @@ import org.rpcrdma.transport.wire.ReadList;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.SegmentList;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * Assembles a call that came with read chunks into one logical RPC message in chunk memory

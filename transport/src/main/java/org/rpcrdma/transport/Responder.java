@@ -6,13 +6,13 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.OpaqueAuth;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
-import org.rpcrdma.transport.wire.RpcReplyHeader;
-import org.rpcrdma.transport.wire.Xdr;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.OpaqueAuth;
+import org.rpcrdma.xdr.RpcReplyHeader;
+import org.rpcrdma.xdr.Xdr;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * The peer's calls on one connection (the responder role; ≈ Linux

@@ -8,7 +8,7 @@ import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaDecoder;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.RpcRdmaProtocolException;
-import org.rpcrdma.transport.wire.RpcReplyHeader;
+import org.rpcrdma.xdr.RpcReplyHeader;
 
 /**
  * What arrives on a connection, decoded and sent the right way (≈ the decode half of Linux

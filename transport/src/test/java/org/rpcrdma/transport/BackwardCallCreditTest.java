@@ -11,7 +11,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.wire.RpcRdma;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * A server's backward call carries in rdma_credit the backward credits it requests (RFC

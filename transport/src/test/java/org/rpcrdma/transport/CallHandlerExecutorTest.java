@@ -14,8 +14,8 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /** {@link CallHandler#onExecutor}: handlers off the completion thread, failures still answered. */
 class CallHandlerExecutorTest {

@@ -12,11 +12,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.transport.ConformancePlayer.LinkKind;
 import org.rpcrdma.transport.wire.ConnectPrivate;
 import org.rpcrdma.transport.wire.ConnectSettings;
-import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaDecoder;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * RPC-over-RDMA Version 1 rules as the texts state them (RFC 8166 §3-5 as the

@@ -15,10 +15,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaEncoder;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /** The whole protocol engine, both directions, over an in-memory link (no verbs needed). */
 class ConnectionLoopbackTest {

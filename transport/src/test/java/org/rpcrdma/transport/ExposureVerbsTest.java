@@ -26,10 +26,10 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.Link;
-import org.rpcrdma.transport.wire.OncRpc;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * How chunk memory is exposed on real verbs (Soft-RoCE guest): a type-2 memory window bound

@@ -91,7 +91,7 @@ class InMemoryPairTest {
     private static void check(List<CompletableFuture<ReceivedMessage>> fs) throws Exception {
         for (CompletableFuture<ReceivedMessage> f : fs) {
             ReceivedMessage m = f.get(10, java.util.concurrent.TimeUnit.SECONDS);
-            int xid = org.rpcrdma.transport.wire.Xdr.getInt(m.bytes(), 0);
+            int xid = org.rpcrdma.xdr.Xdr.getInt(m.bytes(), 0);
             assertArrayEquals(new byte[] {(byte) xid, 2, 3, 4}, results(m));
         }
         fs.clear();

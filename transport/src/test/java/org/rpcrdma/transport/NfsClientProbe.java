@@ -6,11 +6,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.rpcrdma.transport.wire.OpaqueAuth;
-import org.rpcrdma.transport.wire.RpcCallHeader;
-import org.rpcrdma.transport.wire.RpcReplyHeader;
-import org.rpcrdma.transport.wire.XdrReader;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.OpaqueAuth;
+import org.rpcrdma.xdr.RpcCallHeader;
+import org.rpcrdma.xdr.RpcReplyHeader;
+import org.rpcrdma.xdr.XdrReader;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * A server of ours for the Linux kernel's NFS client to mount against (interoperability

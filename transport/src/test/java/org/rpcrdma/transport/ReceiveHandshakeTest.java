@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.core.ReceivePool;
 import org.rpcrdma.transport.core.ReceiveQueue;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * The receive handshake between a sender and the completion thread (Requester.pumpLocked,

@@ -229,13 +229,13 @@ class ReconnectVerbsTest {
                 CallOptions.timeout(60, TimeUnit.SECONDS).withRetry(true));
         // the server comes back on the same port, taking 1 KiB Sends; it answers with the argument's length
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, port), OPTS.withInlineThreshold(1024), call -> {
-            MemorySegment r = CoreDefectsTest.acceptedReply(call.xid(), org.rpcrdma.transport.wire.OncRpc.SUCCESS, 4);
-            org.rpcrdma.transport.wire.Xdr.putInt(r, 24, (int) call.message().bytes().byteSize() - 40);
+            MemorySegment r = CoreDefectsTest.acceptedReply(call.xid(), org.rpcrdma.xdr.OncRpc.SUCCESS, 4);
+            org.rpcrdma.xdr.Xdr.putInt(r, 24, (int) call.message().bytes().byteSize() - 40);
             call.reply(r);
         }, null);
 
         ReceivedMessage m = parked.get(60, TimeUnit.SECONDS);
-        assertEquals(args.length, org.rpcrdma.transport.wire.Xdr.getInt(m.bytes(), 24), "the server got it whole");
+        assertEquals(args.length, org.rpcrdma.xdr.Xdr.getInt(m.bytes(), 24), "the server got it whole");
         m.release();
         assertNotSame(before, client.connection());
         assertEquals(1024, client.connection().sendInlineThreshold(), "the new connection's threshold");

@@ -22,8 +22,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.wire.OncRpc;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * The zero-allocation shapes (callAndRead, callback calls, an immediate handler) over real

@@ -215,9 +215,9 @@ class ZeroCopyTest {
     /** An accepted REPLY to {@code xid} whose results are an opaque of {@code placed} bytes placed by DDP. */
     static MemorySegment echoReply(int xid, int placed) {
         MemorySegment r = MemorySegment.ofArray(new byte[28]);
-        org.rpcrdma.transport.wire.Xdr.putInt(r, 0, xid);
-        org.rpcrdma.transport.wire.Xdr.putInt(r, 4, org.rpcrdma.transport.wire.OncRpc.REPLY);
-        org.rpcrdma.transport.wire.Xdr.putInt(r, 24, placed);
+        org.rpcrdma.xdr.Xdr.putInt(r, 0, xid);
+        org.rpcrdma.xdr.Xdr.putInt(r, 4, org.rpcrdma.xdr.OncRpc.REPLY);
+        org.rpcrdma.xdr.Xdr.putInt(r, 24, placed);
         return r;
     }
 }

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.core.ChunkBuffer;
 import org.rpcrdma.transport.core.Link;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * Zero copy on real verbs (Soft-RoCE guest): a WRITE-like DDP argument, a long call and a

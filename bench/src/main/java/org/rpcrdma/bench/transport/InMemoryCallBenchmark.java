@@ -12,14 +12,14 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.ReplyCallback;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * What the transport itself costs per forward call, with no device: an {@link InMemoryPair}

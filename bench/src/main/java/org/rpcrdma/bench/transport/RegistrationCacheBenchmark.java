@@ -19,7 +19,7 @@ import org.rpcrdma.transport.DdpArgument;
 import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * A WRITE-like call whose DDP payload lies in ordinary arena memory, over an

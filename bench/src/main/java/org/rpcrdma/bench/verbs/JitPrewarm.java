@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
 import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.InMemoryPair;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * A JIT warm-up before anything is measured ({@code --prewarm-ms} of {@link LatencyCurve}

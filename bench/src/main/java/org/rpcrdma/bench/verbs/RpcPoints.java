@@ -13,8 +13,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.HdrHistogram.Histogram;
 import org.rpcrdma.bench.verbs.LatencyCurve.Point;
-import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.IncomingCall;
 import org.rpcrdma.transport.RegisteredBuffer;
 import org.rpcrdma.transport.ReplyReader;
@@ -22,7 +22,7 @@ import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.RpcRdmaServer;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * The RPC points of a {@link LatencyCurve} run: forward calls through {@link RpcRdmaClient}

@@ -20,7 +20,7 @@ import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.RpcRdmaServer;
-import org.rpcrdma.transport.wire.Xdr;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * Calls per second through the transport with 1, 8 and 64 calls outstanding, forward only

@@ -15,19 +15,19 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-import org.rpcrdma.transport.wire.OpaqueAuth;
-import org.rpcrdma.transport.wire.RpcCallHeader;
-import org.rpcrdma.transport.wire.RpcMessageException;
 import org.rpcrdma.transport.wire.RpcRdma;
-import org.rpcrdma.transport.wire.RpcReplyHeader;
 import org.rpcrdma.transport.wire.RpcRdmaDecoder;
 import org.rpcrdma.transport.wire.RpcRdmaEncoder;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.RpcRdmaProtocolException;
 import org.rpcrdma.transport.wire.WriteList;
-import org.rpcrdma.transport.wire.Xdr;
-import org.rpcrdma.transport.wire.XdrReader;
-import org.rpcrdma.transport.wire.XdrWriter;
+import org.rpcrdma.xdr.OpaqueAuth;
+import org.rpcrdma.xdr.RpcCallHeader;
+import org.rpcrdma.xdr.RpcMessageException;
+import org.rpcrdma.xdr.RpcReplyHeader;
+import org.rpcrdma.xdr.Xdr;
+import org.rpcrdma.xdr.XdrReader;
+import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * Cost of the RPC-over-RDMA header codec on native (registered-buffer-like) memory:

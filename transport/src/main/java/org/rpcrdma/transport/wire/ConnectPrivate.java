@@ -3,6 +3,7 @@ package org.rpcrdma.transport.wire;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Optional;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * RPC-over-RDMA Version 1 CM private data (RFC 8797 §4): what one peer tells the other

@@ -4,6 +4,7 @@ import static org.rpcrdma.transport.wire.RpcRdma.*;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * The direction of a message that {@link RpcRdmaDecoder} refused, as far as its bytes tell

@@ -1,5 +1,7 @@
 package org.rpcrdma.transport.wire;
 
+import org.rpcrdma.xdr.Xdr;
+
 /**
  * A Read list (RFC 8166 §4.3.1): read segments, each a position plus an RDMA segment
  * (PHLOO). A <em>read chunk</em> is one or more read segments with the same position

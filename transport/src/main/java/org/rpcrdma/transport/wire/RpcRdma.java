@@ -1,5 +1,7 @@
 package org.rpcrdma.transport.wire;
 
+import org.rpcrdma.xdr.Xdr;
+
 /**
  * RPC-over-RDMA Version 1 constants (RFC 8166 §4.1, the XDR in its §4.1.2 and in
  * Appendix A of draft-ietf-nfsv4-rfc5666-implementation-experience). Sizes are in XDR

@@ -5,6 +5,7 @@ import static org.rpcrdma.transport.wire.RpcRdma.*;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * Decodes a received RPC-over-RDMA Version 1 message (RFC 8166 §4) into a caller-owned

@@ -3,6 +3,7 @@ package org.rpcrdma.transport.wire;
 import static org.rpcrdma.transport.wire.RpcRdma.*;
 
 import java.lang.foreign.MemorySegment;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * Encodes RPC-over-RDMA Version 1 transport headers (RFC 8166 §4) into a send buffer in

@@ -1,6 +1,7 @@
 package org.rpcrdma.transport.wire;
 
 import static org.rpcrdma.transport.wire.RpcRdma.*;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * One RPC-over-RDMA Version 1 transport header (RFC 8166 §4.1.2), mutable and

@@ -3,6 +3,7 @@ package org.rpcrdma.transport.wire;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * Chunk arithmetic as pure functions: how an RPC message's XDR stream is split into

@@ -1,10 +1,9 @@
 /**
  * The RPC-over-RDMA Version 1 wire protocol, in pure Java over
- * {@link java.lang.foreign.MemorySegment}: no verbs, no I/O.
+ * {@link java.lang.foreign.MemorySegment}: no verbs, no I/O. Internal to the transport
+ * (the XDR it is written in is {@link org.rpcrdma.xdr}).
  *
  * <ul>
- * <li>XDR primitives (RFC 4506): {@link org.rpcrdma.transport.wire.Xdr},
- *     {@link org.rpcrdma.transport.wire.XdrReader}, {@link org.rpcrdma.transport.wire.XdrWriter}.
  * <li>Transport header (RFC 8166 §4): {@link org.rpcrdma.transport.wire.RpcRdmaHeader}, filled by
  *     {@link org.rpcrdma.transport.wire.RpcRdmaDecoder} and written by
  *     {@link org.rpcrdma.transport.wire.RpcRdmaEncoder}. A malformed message is one
@@ -15,9 +14,8 @@
  *     {@link org.rpcrdma.transport.wire.WriteList}, {@link org.rpcrdma.transport.wire.StreamReduction}.
  * <li>CM private data (RFC 8797): {@link org.rpcrdma.transport.wire.ConnectPrivate},
  *     {@link org.rpcrdma.transport.wire.ConnectSettings}.
- * <li>ONC RPC headers (RFC 5531): {@link org.rpcrdma.transport.wire.RpcMessage} (CALL/REPLY
- *     classification), {@link org.rpcrdma.transport.wire.RpcCallHeader},
- *     {@link org.rpcrdma.transport.wire.RpcReplyHeader}, {@link org.rpcrdma.transport.wire.AuthSys}.
+ * <li>The direction of a message the decoder refused (RFC 8167 §2.4.1):
+ *     {@link org.rpcrdma.transport.wire.MessageDirection}.
  * </ul>
  *
  * <p>The receive path in one place:

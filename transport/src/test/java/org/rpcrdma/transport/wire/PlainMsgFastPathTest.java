@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.MemorySegment;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * {@link RpcRdmaDecoder#decodePlainMsg}, the 64-bit fast path for a plain RDMA_MSG, against

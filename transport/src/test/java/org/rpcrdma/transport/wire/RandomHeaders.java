@@ -3,6 +3,7 @@ package org.rpcrdma.transport.wire;
 import static org.rpcrdma.transport.wire.RpcRdma.*;
 
 import java.util.SplittableRandom;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * Seeded generator of valid RPC-over-RDMA messages (header + inline RPC message), every

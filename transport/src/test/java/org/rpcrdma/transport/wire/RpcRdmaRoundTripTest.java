@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
+import org.rpcrdma.xdr.RpcMessage;
 
 /** Round-trip properties over seeded random valid headers of every proc and list shape. */
 class RpcRdmaRoundTripTest {

@@ -13,6 +13,7 @@ import org.rpcrdma.transport.wire.StreamReduction.Pad;
 import org.rpcrdma.transport.wire.StreamReduction.Piece;
 import org.rpcrdma.transport.wire.StreamReduction.Range;
 import org.rpcrdma.transport.wire.StreamReduction.Reduced;
+import org.rpcrdma.xdr.Xdr;
 
 class StreamReductionTest {
 

@@ -1,4 +1,4 @@
-package org.rpcrdma.transport.wire;
+package org.rpcrdma.xdr;
 
 /**
  * The header of an ONC RPC Reply (RFC 5531 §9):

@@ -1,4 +1,4 @@
-package org.rpcrdma.transport.wire;
+package org.rpcrdma.xdr;
 
 import static org.junit.jupiter.api.Assertions.*;
 
@@ -28,7 +28,7 @@ class XdrTest {
         MemorySegment s = MemorySegment.ofArray(b);
         Xdr.putInt(s, 1, 0x01020304);
         Xdr.putLong(s, 5, 0x1112131415161718L);
-        assertEquals("00010203041112131415161718", Wire.hex(b));
+        assertEquals("00010203041112131415161718", XdrBytes.hex(b));
         assertEquals(0x01020304, Xdr.getInt(s, 1));
         assertEquals(0x1112131415161718L, Xdr.getLong(s, 5));
         Xdr.putInt(s, 0, -1);
@@ -37,7 +37,7 @@ class XdrTest {
 
     @Test
     void readerIsBounded() throws Exception {
-        byte[] b = Wire.words(7, 0, 0, 0);
+        byte[] b = XdrBytes.words(7, 0, 0, 0);
         // A reader over the first 6 bytes only.
         XdrReader r = new XdrReader(MemorySegment.ofArray(b), 0, 6);
         assertEquals(7, r.readInt());
@@ -52,7 +52,7 @@ class XdrTest {
 
     @Test
     void booleansAreStrict() throws Exception {
-        XdrReader r = new XdrReader(MemorySegment.ofArray(Wire.words(0, 1, 2)), 0, 12);
+        XdrReader r = new XdrReader(MemorySegment.ofArray(XdrBytes.words(0, 1, 2)), 0, 12);
         assertFalse(r.readBoolean());
         assertTrue(r.readBoolean());
         assertThrows(XdrException.class, r::readBoolean);
@@ -65,7 +65,7 @@ class XdrTest {
         XdrWriter w = new XdrWriter(MemorySegment.ofArray(b), 0, b.length);
         w.writeOpaque(new byte[] {1, 2, 3, 4, 5}).writeBoolean(true).writeLong(-2);
         assertEquals(24, w.written());
-        assertEquals("00000005" + "0102030405000000" + "00000001" + "fffffffffffffffe", Wire.hex(java.util.Arrays.copyOf(b, 24)));
+        assertEquals("00000005" + "0102030405000000" + "00000001" + "fffffffffffffffe", XdrBytes.hex(java.util.Arrays.copyOf(b, 24)));
 
         XdrReader r = new XdrReader(MemorySegment.ofArray(b), 0, 24);
         assertArrayEquals(new byte[] {1, 2, 3, 4, 5}, r.readOpaque(5));
@@ -78,7 +78,7 @@ class XdrTest {
         assertThrows(XdrException.class, () -> over.readOpaque(4));
         XdrReader cut = new XdrReader(MemorySegment.ofArray(b), 0, 10);
         assertThrows(XdrException.class, () -> cut.readOpaque(100));
-        XdrReader huge = new XdrReader(MemorySegment.ofArray(Wire.words(-1, 0)), 0, 8);
+        XdrReader huge = new XdrReader(MemorySegment.ofArray(XdrBytes.words(-1, 0)), 0, 8);
         assertThrows(XdrException.class, () -> huge.readOpaqueLength(Integer.MAX_VALUE));
     }
 
@@ -111,7 +111,7 @@ class XdrTest {
             w.writeDouble(Double.longBitsToDouble(d));
         }
         // RFC 4506 §4.6/4.7: the IEEE bits, big-endian, as written (NaN payloads kept)
-        assertEquals("7fc12345", Wire.hex(java.util.Arrays.copyOf(b, 4)));
+        assertEquals("7fc12345", XdrBytes.hex(java.util.Arrays.copyOf(b, 4)));
         XdrReader r = new XdrReader(MemorySegment.ofArray(b), 0, b.length);
         for (int f : floats) {
             assertEquals(f, Float.floatToRawIntBits(r.readFloat()));
@@ -124,16 +124,16 @@ class XdrTest {
     @Test
     void arrayLengthIsCheckedAgainstItsBoundAndTheBytesLeft() throws Exception {
         // count 3 with 12 bytes of elements: fine
-        assertEquals(3, new XdrReader(MemorySegment.ofArray(Wire.words(3, 1, 2, 3)), 0, 16).readArrayLength(3, 4));
+        assertEquals(3, new XdrReader(MemorySegment.ofArray(XdrBytes.words(3, 1, 2, 3)), 0, 16).readArrayLength(3, 4));
         // over the declared maximum
         assertThrows(XdrException.class,
-                () -> new XdrReader(MemorySegment.ofArray(Wire.words(4, 1, 2, 3, 4)), 0, 20).readArrayLength(3, 4));
+                () -> new XdrReader(MemorySegment.ofArray(XdrBytes.words(4, 1, 2, 3, 4)), 0, 20).readArrayLength(3, 4));
         // fewer bytes than count * 4: refused before any allocation
         assertThrows(XdrException.class,
-                () -> new XdrReader(MemorySegment.ofArray(Wire.words(3, 1, 2)), 0, 12).readArrayLength(10, 4));
+                () -> new XdrReader(MemorySegment.ofArray(XdrBytes.words(3, 1, 2)), 0, 12).readArrayLength(10, 4));
         // counts near 2^32: count * 4 is computed in long and can't wrap to a small number
         for (int n : new int[] {-1, 0x4000_0001, 0x8000_0000, 0x4000_0000}) {
-            assertThrows(XdrException.class, () -> new XdrReader(MemorySegment.ofArray(Wire.words(n, 1)), 0, 8)
+            assertThrows(XdrException.class, () -> new XdrReader(MemorySegment.ofArray(XdrBytes.words(n, 1)), 0, 8)
                     .readArrayLength(Integer.MAX_VALUE, 4));
         }
     }
@@ -144,7 +144,7 @@ class XdrTest {
         XdrWriter w = new XdrWriter(MemorySegment.ofArray(b), 0, 16);
         MemorySegment src = MemorySegment.ofArray(new byte[] {9, 1, 2, 3, 9});
         w.writeOpaque(src, 1, 3).writeFixedOpaque(new byte[] {5, 6, 7, 8, 9});
-        assertEquals("00000003010203000506070809000000", Wire.hex(b));
+        assertEquals("00000003010203000506070809000000", XdrBytes.hex(b));
         XdrReader r = new XdrReader(MemorySegment.ofArray(b), 0, 16);
         assertArrayEquals(new byte[] {1, 2, 3}, r.readOpaque(3));
         assertThrows(XdrException.class, () -> r.readFixedOpaque(9));
@@ -154,7 +154,7 @@ class XdrTest {
 
     @Test
     void byteBufferReader() throws Exception {
-        ByteBuffer bb = ByteBuffer.wrap(Wire.words(9, 8, 7));
+        ByteBuffer bb = ByteBuffer.wrap(XdrBytes.words(9, 8, 7));
         bb.position(4);
         XdrReader r = XdrReader.of(bb);
         assertEquals(8, r.readInt());

@@ -1,4 +1,4 @@
-package org.rpcrdma.transport.wire;
+package org.rpcrdma.xdr;
 
 /**
  * An ONC RPC message header (RFC 5531) can't be decoded or is not acceptable.

@@ -1,4 +1,4 @@
-package org.rpcrdma.transport.wire;
+package org.rpcrdma.xdr;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;

@@ -1,4 +1,4 @@
-package org.rpcrdma.transport.wire;
+package org.rpcrdma.xdr;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -9,8 +9,8 @@ import java.nio.ByteOrder;
  * offsets of a {@link MemorySegment}, and the 4-byte roundup of opaque data.
  *
  * <p>These accessors do no bounds checking beyond the segment's own: callers that read
- * untrusted input check the received length first (see {@link XdrReader} and
- * {@link RpcRdmaDecoder}), so a short message is a typed error rather than an
+ * untrusted input check the received length first (see {@link XdrReader}, and the
+ * transport's header decoder), so a short message is a typed error rather than an
  * {@link IndexOutOfBoundsException}.
  */
 public final class Xdr {

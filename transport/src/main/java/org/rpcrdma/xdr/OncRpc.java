@@ -1,4 +1,4 @@
-package org.rpcrdma.transport.wire;
+package org.rpcrdma.xdr;
 
 /** ONC RPC Version 2 constants (RFC 5531 §8, §9 and Appendix A). */
 public final class OncRpc {

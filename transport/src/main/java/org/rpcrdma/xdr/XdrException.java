@@ -1,4 +1,4 @@
-package org.rpcrdma.transport.wire;
+package org.rpcrdma.xdr;
 
 /**
  * Received XDR data can't be decoded: it ends early, or a field has a value its type

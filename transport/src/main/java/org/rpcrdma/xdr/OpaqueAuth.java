@@ -1,4 +1,4 @@
-package org.rpcrdma.transport.wire;
+package org.rpcrdma.xdr;
 
 import java.util.Arrays;
 

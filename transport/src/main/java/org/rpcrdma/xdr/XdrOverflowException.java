@@ -1,4 +1,4 @@
-package org.rpcrdma.transport.wire;
+package org.rpcrdma.xdr;
 
 /**
  * An {@link XdrWriter} ran out of room. Distinct from other {@link IllegalStateException}s

@@ -1,7 +1,7 @@
-package org.rpcrdma.transport.wire;
+package org.rpcrdma.xdr;
 
 import static org.junit.jupiter.api.Assertions.*;
-import static org.rpcrdma.transport.wire.Wire.*;
+import static org.rpcrdma.xdr.XdrBytes.*;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
