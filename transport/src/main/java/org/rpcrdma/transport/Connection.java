@@ -44,10 +44,8 @@ import org.rpcrdma.xdr.Xdr;
  * Requester → SendQueue → ReceiveQueue → link. No future is completed and no user code
  * (handlers, future callbacks, the endpoint's hand-over) runs while any of them is held.
  *
- * <p>Over 400 lines because it is the documented public API of a connection (the call
- * overloads for timeouts, Reply chunks and direct data placement, the zero-allocation
- * shapes callAndRead and callback calls, the backchannel, the accessors); the work itself lives in the classes named above, chunks in ChunkMarshal,
- * CallExposure, ReadChunkPuller and ReplyWriter, and who polls in CompletionDriver.
+ * <p>Chunks are ChunkMarshal's, CallExposure's, ReadChunkPuller's and ReplyWriter's work, who
+ * polls is CompletionDriver's.
  */
 public final class Connection implements BidirectionalCaller, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Connection.class.getName());
