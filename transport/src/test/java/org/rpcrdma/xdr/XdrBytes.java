@@ -4,11 +4,11 @@ import java.nio.ByteBuffer;
 import java.util.HexFormat;
 
 /** Test helpers: build byte images word by word, as the XDR is written. */
-final class XdrBytes {
+public final class XdrBytes {
     private XdrBytes() {}
 
     /** Big-endian bytes of the given 32-bit words. */
-    static byte[] words(int... words) {
+    public static byte[] words(int... words) {
         ByteBuffer b = ByteBuffer.allocate(words.length * 4);
         for (int w : words) {
             b.putInt(w);
@@ -17,7 +17,7 @@ final class XdrBytes {
     }
 
     /** Concatenation. */
-    static byte[] cat(byte[]... parts) {
+    public static byte[] cat(byte[]... parts) {
         int n = 0;
         for (byte[] p : parts) {
             n += p.length;
@@ -31,7 +31,7 @@ final class XdrBytes {
         return out;
     }
 
-    static String hex(byte[] b) {
+    public static String hex(byte[] b) {
         return HexFormat.of().formatHex(b);
     }
 }

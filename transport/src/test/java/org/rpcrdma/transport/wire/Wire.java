@@ -1,35 +1,20 @@
 package org.rpcrdma.transport.wire;
 
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.util.HexFormat;
+import org.rpcrdma.xdr.XdrBytes;
 
-/** Test helpers: build byte images word by word, as the XDR is written. */
+/** Test helpers for the codec's headers and chunk lists, over {@link XdrBytes}. */
 final class Wire {
     private Wire() {}
 
     /** Big-endian bytes of the given 32-bit words. */
     static byte[] words(int... words) {
-        ByteBuffer b = ByteBuffer.allocate(words.length * 4);
-        for (int w : words) {
-            b.putInt(w);
-        }
-        return b.array();
+        return XdrBytes.words(words);
     }
 
     /** Concatenation. */
     static byte[] cat(byte[]... parts) {
-        int n = 0;
-        for (byte[] p : parts) {
-            n += p.length;
-        }
-        byte[] out = new byte[n];
-        int at = 0;
-        for (byte[] p : parts) {
-            System.arraycopy(p, 0, out, at, p.length);
-            at += p.length;
-        }
-        return out;
+        return XdrBytes.cat(parts);
     }
 
     /** HLOO: handle, length, offset (hi, lo). */
@@ -43,7 +28,7 @@ final class Wire {
     }
 
     static String hex(byte[] b) {
-        return HexFormat.of().formatHex(b);
+        return XdrBytes.hex(b);
     }
 
     /** A heap header big enough for anything the tests build. */
