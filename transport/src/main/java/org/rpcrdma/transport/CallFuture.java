@@ -2,6 +2,10 @@ package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.rpcrdma.transport.core.Link;
 
 /**
  * The future a caller holds for a future-shaped call: not the {@link CallRequest} itself,
@@ -31,6 +35,38 @@ final class CallFuture extends CompletableFuture<ReceivedMessage> implements Com
         CallFuture f = new CallFuture(r, r.generation() + 1);
         r.start(f);
         return f;
+    }
+
+    /**
+     * callAndWait's wait: the caller polls {@code link} for its own reply until
+     * {@code deadline} (then {@link CallTimeoutException}, the call abandoned), counting
+     * whether the reply was its own or handed off by the poller thread.
+     */
+    static ReceivedMessage await(CompletableFuture<ReceivedMessage> f, Link link, int xid, long deadline,
+            long timeoutNanos, String name, StatsCounters stats) throws InterruptedException {
+        try {
+            if (!f.isDone()) {
+                link.pollOnCaller(f::isDone, deadline); // false: the poller thread completes f
+            }
+            ReceivedMessage reply = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            boolean own = !(f instanceof CallFuture c) || c.deliveredBy == Thread.currentThread();
+            (own ? stats.repliesTakenByCaller : stats.repliesHandedOff).increment();
+            return reply;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new RpcRdmaException("call failed", e.getCause());
+        } catch (TimeoutException e) {
+            CallTimeoutException t = new CallTimeoutException(name, xid, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
+            if (!f.completeExceptionally(t)) {
+                return FutureShapes.await(f); // it ended meanwhile: take its outcome
+            }
+            throw t;
+        } catch (InterruptedException e) {
+            f.cancel(false);
+            throw e;
+        }
     }
 
     /** The request while it is this call (tests read what it exposed). */

@@ -64,7 +64,7 @@ final class ChunkMarshal {
     }
 
     /** See {@link Connection#maxReplyBytes()}: where chunks are refused, the largest reply that fits inline. */
-    static int replyLimit(Connection.Params params, Link link, boolean backwardChunks) {
+    static int replyLimit(ConnectionParams params, Link link, boolean backwardChunks) {
         boolean chunks = (params.client() || backwardChunks) && link.exposesMemory();
         return chunks ? params.maxChunkBytes() : Math.max(0, Marshal.inlineLimit(params.receiveInline()));
     }
@@ -76,7 +76,7 @@ final class ChunkMarshal {
      * false: RFC 8167 §5.3 allows chunks there, but Linux drops such calls), a link without
      * chunk memory, or a message over {@code maxChunkBytes}.
      */
-    static boolean expose(String name, Connection.Params params, Link link, CallRequest c, boolean backwardChunks) {
+    static boolean expose(String name, ConnectionParams params, Link link, CallRequest c, boolean backwardChunks) {
         long length = callLength(c);
         long size = Math.max(length, c.maxReplyBytes());
         String why = !usesChunks(c, params.sendInline(), params.receiveInline()) ? null // a gathered argument only

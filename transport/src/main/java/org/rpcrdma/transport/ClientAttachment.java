@@ -102,7 +102,7 @@ final class ClientAttachment {
             link.rkeysInvalidatableByPeer(mine.remoteInvalidation()); // ORDER: before any call exposes memory
             VerbsLink l = link;
             Connection c = assembly.connection("client->" + server, s, link.sendMemory(), id.peerAddress(), conn -> {
-                conn.clientInstance(instanceId);
+                conn.backchannel().clientInstance(instanceId);
                 conn.backwardChunks(l.rdmaDepth() > 0);
                 conn.orphanSink(os -> orphanSink.accept(conn, os));
             });

@@ -155,7 +155,7 @@ final class ClientReconnector {
     private void reconnect() {
         ClientAttachment old = current;
         CallHandler backchannel = old.connection.backchannelHandler();
-        boolean announce = old.connection.backchannelAnnounced();
+        boolean announce = old.connection.backchannel().announced();
         old.destroy(); // the connection is already lost: its calls were handed to us or failed
         Events.state(old.connection.toString(), "RECONNECTING", server.toString());
         RuntimeException last = null;

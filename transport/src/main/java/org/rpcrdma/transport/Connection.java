@@ -1,25 +1,16 @@
 package org.rpcrdma.transport;
 
-import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.security.SecureRandom;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.rpcrdma.transport.core.Direction;
 import org.rpcrdma.transport.core.Events;
 import org.rpcrdma.transport.core.Link;
-import org.rpcrdma.transport.core.ReceivePool;
 import org.rpcrdma.transport.core.ReceiveQueue;
-import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
-import org.rpcrdma.xdr.OncRpc;
-import org.rpcrdma.xdr.Xdr;
 
 /**
  * One RPC-over-RDMA v1 connection, both directions on one RC QP (RFC 8166, RFC 8167).
@@ -31,16 +22,18 @@ import org.rpcrdma.xdr.Xdr;
  * {@link Responder} for the peer's (their credits, RDMA_ERROR), {@link Marshal} for how a
  * message travels, a {@link SendQueue} for Sends and a {@link ReceiveQueue} shared by both
  * directions, kept at (our outstanding calls + credits granted to the peer) posted
- * buffers (RFC 8167 §4.3). This class ties them together: the public API, classifying
- * what arrives, and the connection's life.
+ * buffers (RFC 8167 §4.3). This class is the public API and ties them together:
+ * {@link ConnectionLife} is the connection's life and loss, {@link Arrivals} what the
+ * completion thread hands it, {@link CallSubmit} how our calls enter it and
+ * {@link BackchannelEnabling} whether its backward direction is on.
  *
  * <p>Calls end exactly once: with the reply, an error, their timeout, the caller's
  * cancellation, or the connection's loss (then {@link ConnectionLostException}, or handed
  * to the endpoint to be sent again on a new connection if they were never sent or asked
  * for retry).
  *
- * <p>Threading: the {@code on*} completion methods are called by one completion thread at
- * a time; everything else from any thread. Lock order: Connection (state only) →
+ * <p>Threading: {@link Arrivals} is called by one completion thread at a time; everything
+ * else from any thread. Lock order: ConnectionLife (state only) →
  * Requester → SendQueue → ReceiveQueue → link. No future is completed and no user code
  * (handlers, future callbacks, the endpoint's hand-over) runs while any of them is held.
  *
@@ -48,60 +41,25 @@ import org.rpcrdma.xdr.Xdr;
  * polls is CompletionDriver's.
  */
 public final class Connection implements BidirectionalCaller, AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(Connection.class.getName());
-    private static final SecureRandom RANDOM = new SecureRandom();
-
-    /** Immutable per-connection parameters, fixed after private-data negotiation. */
-    record Params(boolean client, int sendInline, int receiveInline, int ownCallCredits, int grantToPeer,
-            boolean remoteInvalidation, int signalEvery, long callTimeoutMillis, int maxChunkBytes,
-            int maxChunkSegments) {
-        /** With the default chunk limits. */
-        Params(boolean client, int sendInline, int receiveInline, int ownCallCredits, int grantToPeer,
-                boolean remoteInvalidation, int signalEvery, long callTimeoutMillis) {
-            this(client, sendInline, receiveInline, ownCallCredits, grantToPeer, remoteInvalidation, signalEvery,
-                    callTimeoutMillis, RpcRdmaOptions.DEFAULT_MAX_CHUNK_BYTES, RpcRdmaOptions.DEFAULT_MAX_CHUNK_SEGMENTS);
-        }
-
-        Params {
-            if (sendInline < RpcRdma.INLINE_MSG_HEADER_BYTES + 8 || receiveInline < RpcRdma.INLINE_MSG_HEADER_BYTES + 8) {
-                throw new IllegalArgumentException("inline thresholds too small");
-            }
-            if (ownCallCredits < 1 || grantToPeer < 0) {
-                throw new IllegalArgumentException("credits out of range");
-            }
-        }
-    }
-
-    private enum State { OPEN, CLOSING, LOST }
 
     private final String name;
-    private final Params params;
+    private final ConnectionParams params;
     private final StatsCounters stats;
     private final Link link;
     private final ReceiveQueue receives;
     private final SendQueue sends;
     /** The one owner of this connection's failure: forces {@link #lost} once. */
     private final LinkFailure failure = new LinkFailure(this::lost);
-    private final RdmaQueue rdma;
     private final Requester requester;
     /** How many receives stay posted: the one place that decides it. */
     private final ReceiveDemand demand;
-    /** Call slots of callAndRead and callback calls, used again (no allocation per call). */
-    private final CallRequestPool slots = new CallRequestPool();
     private final Responder responder;
-    private final Unmarshal unmarshal;
-    /** close() waits here for outstanding calls; notified as messages arrive while CLOSING. */
-    private final Object drained = new Object();
-    private volatile State state = State.OPEN;
-    private volatile boolean backchannelReady;
-    /** See {@link #backwardChunks(boolean)}. */
-    private volatile boolean backwardChunks;
-    private volatile boolean backchannelAnnounced;
     /** Fails or hands over the calls this connection cannot complete. */
     private final CallHandOver handOver;
-    /** Server: told when a client enables its backchannel here, with the client's instance id. */
-    private volatile BiConsumer<Connection, Long> backchannelListener;
-    private volatile long clientInstance;
+    private final ConnectionLife life;
+    private final Arrivals arrivals;
+    private final BackchannelEnabling backchannel;
+    private final CallSubmit calls;
     /** Set by the endpoint once the peer is known (the CM id's, or the in-memory pair's). */
     private volatile java.net.InetSocketAddress remoteAddress;
 
@@ -110,7 +68,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      *                   already: a client posts before it connects)
      * @param sendMemory registered memory for {@code sendContexts * sendInline} bytes
      */
-    Connection(String name, Params params, Link link, ReceiveQueue receives, int sendContexts, MemorySegment sendMemory,
+    Connection(String name, ConnectionParams params, Link link, ReceiveQueue receives, int sendContexts, MemorySegment sendMemory,
             StatsCounters stats) {
         this.name = name;
         this.handOver = new CallHandOver(name);
@@ -123,28 +81,18 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(), demand, sends, failure, stats,
                 () -> lost(new RpcRdmaException("every credit is held by an abandoned call and no reply came for "
                         + Requester.STALL_MILLIS + " ms: the peer is not answering")));
-        this.rdma = new RdmaQueue(link, stats);
+        RdmaQueue rdma = new RdmaQueue(link, stats);
         this.responder = new Responder(this, params.client(), params.grantToPeer(), params.sendInline(), sends, stats,
                 new ReplyWriter(link, rdma, sends, params.sendInline(), params.maxChunkBytes(), stats),
                 new ReadChunkPuller(link, rdma), params.maxChunkBytes(), params.maxChunkSegments(),
                 link.rdmaDepth() > 0);
-        this.unmarshal = new Unmarshal(this, RpcRdmaHeader.forInlineThreshold(params.receiveInline()), requester,
+        Unmarshal unmarshal = new Unmarshal(this, RpcRdmaHeader.forInlineThreshold(params.receiveInline()), requester,
                 responder, stats);
+        this.life = new ConnectionLife(name, stats, link, receives, sends, rdma, requester, handOver);
+        this.arrivals = new Arrivals(life, receives, demand, unmarshal, requester, sends, rdma);
+        this.backchannel = new BackchannelEnabling(name, params.client());
+        this.calls = new CallSubmit(name, params, link, life, requester, handOver, backchannel);
         Events.state(name, "OPEN", "inline " + params.sendInline() + "/" + params.receiveInline());
-    }
-
-    /**
-     * The receive buffers of one QP, posting through {@code link} and counting in
-     * {@code stats}: made by the endpoint before the connection, so receives can be posted
-     * before the peer can send (RFC 8167 §4.3).
-     */
-    static ReceivePool receivePool(Link link, MemorySegment memory, int count, int bufferSize, int batch,
-            StatsCounters stats) {
-        return new ReceivePool(memory, count, bufferSize, batch, (slots, n) -> {
-            link.postReceives(slots, n);
-            stats.receivesPosted.add(n);
-            stats.receiveBatches.increment();
-        });
     }
 
     /**
@@ -254,7 +202,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
     }
 
     public boolean isOpen() {
-        return state == State.OPEN;
+        return life.isOpen();
     }
 
     /** Receive-pool buffer {@code slot} (in-memory links write received bytes here). */
@@ -272,8 +220,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      */
     public CompletableFuture<Void> enableBackchannel(CallHandler handler) {
         serveBackwardCalls(handler);
-        backchannelAnnounced = true;
-        MemorySegment msg = BackchannelControl.enableCall(RANDOM.nextInt(), clientInstance, backwardChunks);
+        MemorySegment msg = backchannel.announce();
         return call(msg).thenApply(reply -> BackchannelControl.checkAnswer(name, reply));
     }
 
@@ -298,14 +245,9 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         return params.client() ? responder.handler() : null;
     }
 
-    /** Client: whether the backchannel was announced with our control program (to repeat after reconnect). */
-    boolean backchannelAnnounced() {
-        return backchannelAnnounced;
-    }
-
-    /** Client: the instance id sent when enabling the backchannel (the same on every connection). */
-    void clientInstance(long id) {
-        this.clientInstance = id;
+    /** Whether the backward direction is on, and with chunks. */
+    BackchannelEnabling backchannel() {
+        return backchannel;
     }
 
     /**
@@ -314,7 +256,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      * {@link RpcRdmaServer#backchannel(long)} finds it by), 0 until then.
      */
     public long clientId() {
-        return clientInstance;
+        return backchannel.clientInstance();
     }
 
     /**
@@ -334,11 +276,6 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         handOver.owner(sink);
     }
 
-    /** Server: called when a client enables its backchannel on this connection. */
-    void backchannelListener(BiConsumer<Connection, Long> l) {
-        this.backchannelListener = l;
-    }
-
     /** Server side: the serving handler (set by the endpoint). */
     void handler(CallHandler h) {
         responder.handler(h);
@@ -352,7 +289,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         if (params.client()) {
             throw new IllegalStateException("only a server sends backward calls");
         }
-        backchannelReady = true;
+        backchannel.markReady();
     }
 
     /**
@@ -377,7 +314,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
 
     /** A call {@link CallArguments#check checked} by its endpoint, with its timeout in nanoseconds (0: none). */
     CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions o, long timeoutNanos) {
-        return call(rpcCall, timeoutNanos, o.retry(), o.maxReplyBytes(), o.ddpArgument(), o.receptacle());
+        return calls.future(rpcCall, timeoutNanos, o.retry(), o.maxReplyBytes(), o.ddpArgument(), o.receptacle());
     }
 
     /**
@@ -387,66 +324,12 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      */
     @Override
     public int maxReplyBytes() {
-        return ChunkMarshal.replyLimit(params, link, backwardChunks);
+        return ChunkMarshal.replyLimit(params, link, backchannel.backwardChunks());
     }
 
-    private CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, long timeoutNanos, boolean retry,
-            int maxReplyBytes, DdpArgument payload, MemorySegment receptacle) {
-        checkBackchannelReady();
-        if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
-            return CallRequest.issue(rpcCall, retry).future(); // failed already
-        }
-        CallRequest c = slots.take();
-        c.start(Xdr.getInt(rpcCall, 0), rpcCall, retry, null);
-        CallFuture f = CallFuture.startOn(c);
-        c.maxReplyBytes(maxReplyBytes);
-        c.ddp(payload, receptacle);
-        submit(c, timeoutNanos);
-        return f;
-    }
-
-    private void checkBackchannelReady() {
-        if (!params.client() && !backchannelReady) {
-            throw new BackchannelNotEnabledException(name + ": client has not enabled its backchannel;"
-                    + " backward call not sent");
-        }
-    }
-
-    /**
-     * Sends a call just issued, its deadline ({@code timeoutNanos}, 0: none) running from
-     * now: every call shape, the reconnecting client's and a backchannel's calls come here.
-     */
-    void submit(CallRequest c, long timeoutNanos) {
-        checkBackchannelReady();
-        c.deadline(name, timeoutNanos, false);
-        submit(c);
-    }
-
-    /**
-     * The one submit: sends {@code c} here, a call just issued or one handed over from an
-     * earlier connection (same XID, same future and deadline), or hands it on if this
-     * connection can no longer send.
-     */
+    /** Every call shape, the reconnecting client's and a backchannel's calls come here: see {@link CallSubmit}. */
     void submit(CallRequest c) {
-        if (c.isDone()) {
-            return; // abandoned while it was between connections
-        }
-        // Checked here, not at issue: a call parked or handed over meets this connection's
-        // negotiated thresholds only now.
-        if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline())
-                && !ChunkMarshal.expose(name, params, link, c, backwardChunks)) {
-            return;
-        }
-        boolean taken;
-        try {
-            taken = state == State.OPEN && requester.submit(c);
-        } catch (RpcRdmaException e) {
-            c.fail(e);
-            return;
-        }
-        if (!taken) {
-            handOver.notSent(List.of(c), state == State.CLOSING);
-        }
+        calls.submit(c);
     }
 
     /**
@@ -465,7 +348,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         long deadline = System.nanoTime() + CallTimer.waitNanos(timeoutNanos);
         link.blockingCallStarts();
         try {
-            return awaitReply(call(rpcCall, o, 0), xid, deadline, timeoutNanos);
+            return CallFuture.await(call(rpcCall, o, 0), link, xid, deadline, timeoutNanos, name, stats);
         } finally {
             link.blockingCallEnds();
         }
@@ -488,14 +371,10 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
             }
         }
         long timeoutNanos = o.timeoutNanos(params.callTimeoutMillis());
-        CallRequest c = slots.take();
-        c.start(xid, rpcCall, false, null);
-        c.start(ReadInPlace.INSTANCE);
-        c.maxReplyBytes(o.maxReplyBytes());
-        c.ddp(o.ddpArgument(), o.receptacle());
+        CallRequest c = calls.pooled(xid, rpcCall, o, ReadInPlace.INSTANCE, null);
         link.blockingCallStarts();
         try {
-            submit(c, 0); // the caller's wait is the deadline
+            calls.submit(c, 0); // the caller's wait is the deadline
             return ReadInPlace.await(c, link, reader, timeoutNanos, TimeUnit.NANOSECONDS.toMillis(timeoutNanos), name,
                     stats);
         } finally {
@@ -517,18 +396,14 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
             FutureShapes.callback(call(rpcCall, o), callback);
             return;
         }
-        CallRequest c = slots.take();
-        c.start(xid, rpcCall, false, callback);
-        c.start(CallbackCompletion.INSTANCE);
-        c.maxReplyBytes(o.maxReplyBytes());
-        c.ddp(o.ddpArgument(), o.receptacle());
-        submit(c, o.timeoutNanos(params.callTimeoutMillis()));
+        CallRequest c = calls.pooled(xid, rpcCall, o, CallbackCompletion.INSTANCE, callback);
+        calls.submit(c, o.timeoutNanos(params.callTimeoutMillis()));
     }
 
     /** The XID of {@code rpcCall}, its arguments checked, a call we may send now. */
     private int checkCall(MemorySegment rpcCall, CallOptions o) {
         int xid = CallArguments.check(rpcCall, o, params.maxChunkBytes());
-        checkBackchannelReady();
+        backchannel.checkReady();
         return xid;
     }
 
@@ -550,41 +425,24 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
 
     /** Reusable call slots now free (tests: a slot is used again, an abandoned one is not). */
     int freeCallSlots() {
-        return slots.free();
+        return calls.free();
     }
 
-    private ReceivedMessage awaitReply(CompletableFuture<ReceivedMessage> f, int xid, long deadline, long timeoutNanos)
-            throws InterruptedException {
-        try {
-            if (!f.isDone()) {
-                link.pollOnCaller(f::isDone, deadline); // false: the poller thread completes f
-            }
-            ReceivedMessage reply = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            boolean own = !(f instanceof CallFuture c) || c.deliveredBy == Thread.currentThread();
-            (own ? stats.repliesTakenByCaller : stats.repliesHandedOff).increment();
-            return reply;
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new RpcRdmaException("call failed", e.getCause());
-        } catch (TimeoutException e) {
-            CallTimeoutException t = new CallTimeoutException(name, xid, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
-            if (!f.completeExceptionally(t)) {
-                return FutureShapes.await(f); // it ended meanwhile: take its outcome
-            }
-            throw t;
-        } catch (InterruptedException e) {
-            f.cancel(false);
-            throw e;
-        }
+    // ---- completion path ----
+
+    /** Where the link's completions go. */
+    Arrivals arrivals() {
+        return arrivals;
     }
 
-    // ---- completion path (one completion thread at a time) ----
+    /** The link reports the connection gone (CM disconnect, async error, failed completion). */
+    void onLinkLost(Throwable cause) {
+        life.lost(cause);
+    }
 
-    /** A signalled Send completed: its context and all older ones are free. */
-    void onSendCompleted(int slot) {
-        sends.completed(slot);
+    /** A received message was released: its buffer may let a waiting call go. */
+    void releaseReceive(int slot) {
+        arrivals.release(slot);
     }
 
     /** The RPC message at {@code [offset, offset + length)} of receive buffer {@code slot} (completion thread). */
@@ -592,134 +450,23 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         return receives.view(slot, offset, length);
     }
 
-    /** A receive completed with {@code length} bytes in receive buffer {@code slot}. */
-    void onReceive(int slot, int length) {
-        if (state == State.LOST) {
-            return; // buffers were reclaimed when the connection was lost
-        }
-        MemorySegment buf;
-        try {
-            buf = receives.completed(slot);
-        } catch (IllegalStateException e) {
-            if (state == State.LOST) {
-                return; // lost between the check and here: the buffer was reclaimed
-            }
-            throw e;
-        }
-        boolean keep = false;
-        RuntimeException broke = null;
-        try {
-            // ORDER: repost before handling, so that a reply we send (which lets the peer
-            // send another message) never finds fewer receives posted than credits granted
-            demand.afterCompletion();
-            keep = unmarshal.dispatch(slot, buf, length);
-        } catch (RuntimeException e) {
-            broke = e; // no lock is held here: the loss runs on this thread, after the buffer went back
-        } finally {
-            if (!keep) {
-                releaseReceive(slot);
-            }
-            if (state == State.CLOSING) {
-                synchronized (drained) {
-                    drained.notifyAll();
-                }
-            }
-        }
-        if (broke != null) {
-            lost(broke);
-        }
-    }
-
-    /** A signalled RDMA Read or Write completed (the link's token). */
-    void onRdmaCompleted(int token) {
-        if (state == State.LOST) {
-            return;
-        }
-        try {
-            rdma.completed(token);
-        } catch (RuntimeException e) {
-            lost(e); // no lock is held here
-        }
-    }
-
-    /** A posted receive came back flushed (QP in error): the connection is gone. */
-    void onReceiveFlushed(int slot) {
-        if (state != State.LOST) {
-            try {
-                receives.flushed(slot);
-            } catch (IllegalStateException e) {
-                // reclaimed by a concurrent loss
-            }
-        }
-        lost(new RpcRdmaException("receive flushed"));
-    }
-
-    /** The link reports the connection gone (CM disconnect, async error, failed completion). */
-    void onLinkLost(Throwable cause) {
-        lost(cause);
-    }
-
-    /** A received message was released: its buffer may let a waiting call go. */
-    void releaseReceive(int slot) {
-        receives.release(slot);
-        if (state != State.LOST) {
-            requester.pump();
-        }
-    }
-
-    /**
-     * Chunked backward calls (RFC 8167 §5.3) on this connection: a client's, whether it
-     * takes them (set by its endpoint, said in the enable call); a server's, whether the
-     * client said so (then it may send them).
-     */
     void backwardChunks(boolean v) {
-        this.backwardChunks = v;
+        backchannel.backwardChunks(v);
     }
 
     boolean backwardChunks() {
-        return backwardChunks;
+        return backchannel.backwardChunks();
     }
 
-    /** Server: the client enabled its backchannel here with our control program (and was answered). */
     void backchannelEnabled(long instance) {
-        if (instance != 0) {
-            clientInstance = instance;
-        }
-        BiConsumer<Connection, Long> l = backchannelListener;
-        if (l != null && instance != 0) {
-            try {
-                l.accept(this, instance);
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, name + ": backchannel listener threw", e);
-            }
-        }
+        backchannel.enabled(this, instance);
     }
 
-    // ---- loss and close ----
+    // ---- loss and close: see ConnectionLife ----
 
     /** The connection is gone: frees every buffer and call exactly once. Safe from any thread holding no transport lock. */
     void lost(Throwable cause) {
-        synchronized (this) {
-            if (state == State.LOST) {
-                return;
-            }
-            state = State.LOST;
-            handOver.lostBecause(cause);
-        }
-        stats.connectionsLost.increment();
-        Events.state(name, "LOST", String.valueOf(cause));
-        LOG.log(Level.DEBUG, "{0}: connection lost: {1}", name, String.valueOf(cause));
-        link.disconnect();
-        // ORDER: buffers back in the pool and sends stopped before any caller learns of
-        // the loss, so what a failed call observes is the final state.
-        receives.shutdown();
-        sends.shutdown();
-        rdma.shutdown();
-        Requester.Taken t = requester.takeAll();
-        synchronized (drained) {
-            drained.notifyAll();
-        }
-        handOver.lost(t);
+        life.lost(cause);
     }
 
     /**
@@ -727,27 +474,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      * for, then fails what is left and disconnects.
      */
     public void close(long timeout, TimeUnit unit) {
-        synchronized (this) {
-            if (state == State.OPEN) {
-                state = State.CLOSING;
-            }
-            handOver.closedByUser();
-        }
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
-        synchronized (drained) {
-            long left;
-            while (requester.active() > 0 && state != State.LOST && (left = deadline - System.nanoTime()) > 0) {
-                try {
-                    // woken by each message received while CLOSING; the bound covers a reply
-                    // that slipped in between the check and the wait
-                    drained.wait(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 50)));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
-        }
-        lost(new RpcRdmaException("closed"));
+        life.close(timeout, unit);
     }
 
     @Override

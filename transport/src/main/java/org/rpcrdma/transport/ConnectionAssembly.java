@@ -40,8 +40,22 @@ final class ConnectionAssembly {
         this.options = options;
         this.link = link;
         this.counters = counters;
-        this.receives = Connection.receivePool(link, receiveMemory, options.receiveBuffers(client),
+        this.receives = receivePool(link, receiveMemory, options.receiveBuffers(client),
                 options.inlineThreshold(), options.receiveBatch(), counters);
+    }
+
+    /**
+     * The receive buffers of one QP, posting through {@code link} and counting in
+     * {@code stats}: made by the endpoint before the connection, so receives can be posted
+     * before the peer can send (RFC 8167 §4.3).
+     */
+    static ReceivePool receivePool(Link link, MemorySegment memory, int count, int bufferSize, int batch,
+            StatsCounters stats) {
+        return new ReceivePool(memory, count, bufferSize, batch, (slots, n) -> {
+            link.postReceives(slots, n);
+            stats.receivesPosted.add(n);
+            stats.receiveBatches.increment();
+        });
     }
 
     /** The receive pool, for an endpoint that posts receives before it connects. */
@@ -64,7 +78,7 @@ final class ConnectionAssembly {
         int sendInline = client ? negotiated.clientToServer() : negotiated.serverToClient();
         int receiveInline = client ? negotiated.serverToClient() : negotiated.clientToServer();
         // a server's backward window is the client's grant, clamped to ownCalls (RFC 8167 §4.1)
-        Connection c = new Connection(name, new Connection.Params(client, sendInline, receiveInline, o.ownCalls(client),
+        Connection c = new Connection(name, new ConnectionParams(client, sendInline, receiveInline, o.ownCalls(client),
                 o.peerCalls(client), negotiated.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis(),
                 o.maxChunkBytes(), o.maxChunkSegments()), link, receives, o.sendContexts(client), sendMemory, counters);
         c.remoteAddress(peer);

@@ -73,7 +73,7 @@ public final class InMemoryPair implements AutoCloseable {
         serverEnd = s;
         client = side(true, "in-memory client", o, c, conn -> {
             // as an RpcRdmaClient's: what the server knows it by once its backchannel is on
-            conn.clientInstance(new java.security.SecureRandom().nextLong() | 1);
+            conn.backchannel().clientInstance(new java.security.SecureRandom().nextLong() | 1);
             conn.backwardChunks(o.clientTakesBackwardChunks());
         });
         server = side(false, "in-memory server", o, s, conn -> conn.handler(handler));

@@ -258,9 +258,9 @@ final class InMemoryWire {
     private static void deliver(int kind, Port target, int slot, int length) {
         try {
             switch (kind) {
-                case RECEIVE -> target.conn.onReceive(slot, length);
-                case SEND_DONE -> target.conn.onSendCompleted(slot);
-                case RDMA_DONE -> target.conn.onRdmaCompleted(slot);
+                case RECEIVE -> target.conn.arrivals().received(slot, length);
+                case SEND_DONE -> target.conn.arrivals().sendCompleted(slot);
+                case RDMA_DONE -> target.conn.arrivals().rdmaCompleted(slot);
                 default -> target.conn.onLinkLost(new RpcRdmaException("in-memory link disconnected"));
             }
         } catch (Throwable e) {

@@ -140,7 +140,7 @@ final class LinkCompletions implements CompletionDriver.Cq {
             }
             if (status != WorkCompletions.SUCCESS) {
                 if (op == WrId.OP_RECV && status == WorkCompletions.FLUSHED) {
-                    c.onReceiveFlushed(slot);
+                    c.arrivals().flushed(slot);
                 } else if (status != WorkCompletions.FLUSHED) {
                     c.onLinkLost(new RpcRdmaException(opName(op) + " completed with "
                             + WorkCompletions.statusString(status)));
@@ -151,11 +151,11 @@ final class LinkCompletions implements CompletionDriver.Cq {
                 if (wcInvRkey[i] != 0) {
                     remotelyInvalidated(c, wcInvRkey[i]);
                 }
-                c.onReceive(slot, wcByteLen[i]);
+                c.arrivals().received(slot, wcByteLen[i]);
             } else if (op == WrId.OP_SEND) {
-                c.onSendCompleted(slot);
+                c.arrivals().sendCompleted(slot);
             } else if (op == WrId.OP_READ || op == WrId.OP_WRITE) {
-                c.onRdmaCompleted(slot);
+                c.arrivals().rdmaCompleted(slot);
             }
         }
     }

@@ -206,7 +206,7 @@ public final class RpcRdmaServer implements AutoCloseable {
             c = new ConnectionAssembly(false, o, link, link.receiveMemory(), stats).connection(
                     "server<-" + id.handle().address(), s, link.sendMemory(), id.peerAddress(), conn -> {
                         conn.handler(handler);
-                        conn.backchannelListener((bound, clientId) -> backchannel(clientId).bind(bound));
+                        conn.backchannel().listener((bound, clientId) -> backchannel(clientId).bind(bound));
                         conn.holdSendsUntilAccepted();
                     });
             ConnectionAssembly.start(c, conn -> l.start(conn, "rpcrdma-server-cq"));

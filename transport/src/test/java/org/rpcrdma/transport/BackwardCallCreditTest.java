@@ -45,8 +45,8 @@ class BackwardCallCreditTest {
         int backwardLimit = 5;
         int forwardGrant = 32;
         int recv = backwardLimit + forwardGrant + 8;
-        Connection server = new Connection("server", new Connection.Params(false, 1024, 1024, backwardLimit,
-                forwardGrant, false, 4, 0), link, Connection.receivePool(link, arena.allocate(recv * 1024L), recv, 1024,
+        Connection server = new Connection("server", new ConnectionParams(false, 1024, 1024, backwardLimit,
+                forwardGrant, false, 4, 0), link, ConnectionAssembly.receivePool(link, arena.allocate(recv * 1024L), recv, 1024,
                 4, stats), 48, arena.allocate(48L * 1024), stats);
         server.start();
         try {

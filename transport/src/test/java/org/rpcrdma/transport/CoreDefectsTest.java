@@ -186,8 +186,8 @@ class CoreDefectsTest {
             Arena arena = Arena.ofAuto();
             int recv = credits + backward + 8;
             StatsCounters stats = new StatsCounters();
-            conn = new Connection("fake-client", new Connection.Params(true, 1024, 1024, credits, backward, false, 4, 0),
-                    this, Connection.receivePool(this, arena.allocate(recv * 1024L), recv, 1024, 4, stats), 16,
+            conn = new Connection("fake-client", new ConnectionParams(true, 1024, 1024, credits, backward, false, 4, 0),
+                    this, ConnectionAssembly.receivePool(this, arena.allocate(recv * 1024L), recv, 1024, 4, stats), 16,
                     arena.allocate(16L * 1024), stats);
             conn.start();
         }
@@ -226,7 +226,7 @@ class CoreDefectsTest {
                 if (s == null) {
                     break;
                 }
-                conn.onSendCompleted(s);
+                conn.arrivals().sendCompleted(s);
             }
             Integer slot;
             synchronized (this) {
@@ -234,7 +234,7 @@ class CoreDefectsTest {
             }
             assertTrue(slot != null, "test setup: client has no receive posted");
             MemorySegment.copy(msg, 0, conn.receiveBuffer(slot), 0, msg.byteSize());
-            conn.onReceive(slot, (int) msg.byteSize());
+            conn.arrivals().received(slot, (int) msg.byteSize());
         }
 
         /** The bytes of the last Send the client posted (transport header included). */

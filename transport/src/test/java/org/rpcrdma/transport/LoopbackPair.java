@@ -34,13 +34,13 @@ final class LoopbackPair implements AutoCloseable {
         serverSide.peer = clientSide;
         StatsCounters cs = new StatsCounters();
         StatsCounters ss = new StatsCounters();
-        client = new Connection("client", new Connection.Params(true, inline, inline, clientCredits, backwardCredits,
+        client = new Connection("client", new ConnectionParams(true, inline, inline, clientCredits, backwardCredits,
                 false, 4, callTimeoutMillis), clientSide,
-                Connection.receivePool(clientSide, arena.allocate((long) cRecv * inline), cRecv, inline, 4, cs), 16,
+                ConnectionAssembly.receivePool(clientSide, arena.allocate((long) cRecv * inline), cRecv, inline, 4, cs), 16,
                 arena.allocate(16L * inline), cs);
-        server = new Connection("server", new Connection.Params(false, inline, inline, Math.max(1, backwardCredits),
+        server = new Connection("server", new ConnectionParams(false, inline, inline, Math.max(1, backwardCredits),
                 serverCredits, false, 4, callTimeoutMillis), serverSide,
-                Connection.receivePool(serverSide, arena.allocate((long) sRecv * inline), sRecv, inline, 4, ss), 16,
+                ConnectionAssembly.receivePool(serverSide, arena.allocate((long) sRecv * inline), sRecv, inline, 4, ss), 16,
                 arena.allocate(16L * inline), ss);
         clientSide.conn = client;
         serverSide.conn = server;
@@ -66,7 +66,7 @@ final class LoopbackPair implements AutoCloseable {
         public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {
             deliver(buffer, length);
             if (signalled) {
-                exec.execute(() -> conn.onSendCompleted(slot));
+                exec.execute(() -> conn.arrivals().sendCompleted(slot));
             }
         }
 
@@ -88,7 +88,7 @@ final class LoopbackPair implements AutoCloseable {
             // Receives land in the receiving connection's own pool buffers.
             MemorySegment dst = peer.conn.receiveBuffer(slot);
             MemorySegment.copy(buffer, 0, dst, 0, length);
-            peer.exec.execute(() -> peer.conn.onReceive(slot, length));
+            peer.exec.execute(() -> peer.conn.arrivals().received(slot, length));
         }
 
         @Override

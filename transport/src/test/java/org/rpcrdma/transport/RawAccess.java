@@ -76,8 +76,9 @@ final class RawAccess {
 
     /** Makes {@code c} a raw peer: every message it receives and every RDMA completion goes to {@code tap}. */
     static void tap(Connection c, Unmarshal.RawTap tap) {
-        set(Unmarshal.class, get(Connection.class, c, "unmarshal"), "rawTap", tap);
-        set(RdmaQueue.class, get(Connection.class, c, "rdma"), "rawTap", tap);
+        Object arrivals = get(Connection.class, c, "arrivals");
+        set(Unmarshal.class, get(Arrivals.class, arrivals, "unmarshal"), "rawTap", tap);
+        set(RdmaQueue.class, get(Arrivals.class, arrivals, "rdma"), "rawTap", tap);
     }
 
     private static Object get(Class<?> type, Object o, String name) {

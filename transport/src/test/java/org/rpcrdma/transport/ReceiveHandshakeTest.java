@@ -18,7 +18,7 @@ import org.rpcrdma.xdr.Xdr;
 
 /**
  * The receive handshake between a sender and the completion thread (Requester.pumpLocked,
- * Connection.onReceive): a sender publishes the receives its call needs BEFORE it counts the
+ * Arrivals.received): a sender publishes the receives its call needs BEFORE it counts the
  * posted ones, so a completion thread that takes a receive and then reads the need cannot miss
  * both the sender's need and the sender its take (one receive short at a full window: RNR).
  */
@@ -115,8 +115,8 @@ class ReceiveHandshakeTest {
         QuietLink link = new QuietLink();
         StatsCounters stats = new StatsCounters();
         int recv = credits + grant + 8;
-        Watching w = new Watching(Connection.receivePool(link, arena.allocate(recv * 1024L), recv, 1024, 1, stats));
-        w.conn = new Connection("handshake", new Connection.Params(true, 1024, 1024, credits, grant, false, 4, 0), link, w,
+        Watching w = new Watching(ConnectionAssembly.receivePool(link, arena.allocate(recv * 1024L), recv, 1024, 1, stats));
+        w.conn = new Connection("handshake", new ConnectionParams(true, 1024, 1024, credits, grant, false, 4, 0), link, w,
                 16, arena.allocate(16L * 1024), stats);
         w.conn.start();
         return w;

@@ -6,8 +6,8 @@ import java.lang.foreign.MemorySegment;
  * What a {@code Connection} needs from the hardware below it (≈ the verbs half of Linux
  * {@code rpcrdma_ep}): post one Send from a send-context buffer, post receive buffers, and
  * tear the connection down. Completions flow back through the connection's
- * {@code onSendCompleted}, {@code onReceive}, {@code onReceiveFlushed} and
- * {@code onLinkLost} methods, called by the link's completion poller.
+ * {@code Arrivals} ({@code sendCompleted}, {@code received}, {@code flushed}) and its
+ * {@code onLinkLost}, called by the link's completion poller.
  *
  * <p>The verbs implementation maps {@link #postSend} to one IBV_WR_SEND with one SGE on the
  * RC QP (wr_id = {@link WrId#pack}(OP_SEND, slot, generation)) and {@link #postReceives}
@@ -16,7 +16,7 @@ import java.lang.foreign.MemorySegment;
  * <p>Chunks (RFC 8166 §3.4) add RDMA Read and Write, always by the responder: a link that
  * supports them ({@link #rdmaDepth()} &gt; 0) hands out {@link ChunkBuffer}s, posts
  * {@link #postRead}/{@link #postWrite} from them, and reports each signalled one through
- * the connection's {@code onRdmaCompleted(token)}; a failed one ends the connection
+ * the connection's {@code Arrivals.rdmaCompleted(token)}; a failed one ends the connection
  * ({@code onLinkLost}), as the QP is then in error anyway. The requester side exposes
  * chunk buffers to the peer under an rkey of their own ({@link #expose}) and withdraws it
  * ({@link #withdraw}) before the call's caller sees the reply (RFC 8166 §4.4).
