@@ -25,15 +25,13 @@ final class PeerCall implements IncomingCall {
     private static final System.Logger LOG = System.getLogger(Responder.class.getName());
 
     private final Responder responder;
-    private final Connection conn;
     private int xid;
     private final ReceivedMessage msg;
     private final CallChunks chunks;
     private boolean answered;
 
-    PeerCall(Responder responder, Connection conn, int xid, ReceivedMessage msg, CallChunks chunks) {
+    PeerCall(Responder responder, int xid, ReceivedMessage msg, CallChunks chunks) {
         this.responder = responder;
-        this.conn = conn;
         this.xid = xid;
         this.msg = msg;
         this.chunks = chunks;
@@ -86,7 +84,7 @@ final class PeerCall implements IncomingCall {
 
     @Override
     public Connection connection() {
-        return conn;
+        return responder.connection();
     }
 
     @Override
@@ -133,6 +131,7 @@ final class PeerCall implements IncomingCall {
      * connection fails every call on it with a typed error and takes its buffers back.
      */
     void handlerFailed(Throwable e) {
+        Connection conn = responder.connection();
         conn.counters().handlerFailures.increment();
         if (e instanceof VirtualMachineError) {
             LOG.log(Level.ERROR, conn + ": call handler threw on call 0x" + Integer.toHexString(xid)

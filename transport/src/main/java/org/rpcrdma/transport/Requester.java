@@ -33,7 +33,7 @@ final class Requester {
     /** Run (without locks, off the timer thread) when the peer stalled ({@link CallSweep}): it is reset. */
     private final Runnable wedged;
     /** Calls not sent yet, guarded by this requester's lock. */
-    private final CallBacklog waiting;
+    private final CallBacklog backlog;
     private int abandonedInFlight;
     /** Deadlines and the stall, guarded by this requester's lock. */
     private final CallSweep sweep = new CallSweep();
@@ -55,7 +55,7 @@ final class Requester {
         this.receives = receives;
         this.stats = stats;
         this.wedged = wedged;
-        this.waiting = new CallBacklog(credits, table, receives, sends, failure, stats);
+        this.backlog = new CallBacklog(credits, table, receives, sends, failure, stats);
     }
 
     String connectionName() {
@@ -82,12 +82,12 @@ final class Requester {
             if (c.isDone()) {
                 return true; // abandoned before it could be sent here: nothing to do
             }
-            if (table.contains(c.xid) || !waiting.isEmpty() && waiting.contains(c.xid)) {
+            if (table.contains(c.xid) || !backlog.isEmpty() && backlog.contains(c.xid)) {
                 throw new RpcRdmaException(name + ": XID 0x" + Integer.toHexString(c.xid) + " is already outstanding"
                         + " in the " + direction + " direction; call not sent");
             }
             c.queuedIn(this);
-            if (!waiting.isEmpty() || !credits.available()) {
+            if (!backlog.isEmpty() || !credits.available()) {
                 stats.creditWaits.increment();
                 Events.CreditWait w = new Events.CreditWait();
                 if (w.shouldCommit()) {
@@ -97,16 +97,16 @@ final class Requester {
                     w.commit();
                 }
             }
-            waiting.add(c);
+            backlog.add(c);
             if (c.deadline.timed() && !watched) {
                 watched = true;
                 CallTimer.watch(this);
             }
-            waiting.pump();
+            backlog.pump();
             if (c.waitingToBeSent()) {
                 c.keepForAnotherThread(); // another thread sends it
             }
-            unsent = waiting.takeUnsendable();
+            unsent = backlog.takeUnsendable();
         }
         afterLock(unsent);
         return true;
@@ -129,7 +129,7 @@ final class Requester {
             // ORDER: read under the lock, so after every call queued here was issued: a
             // deadline stamped from it (issue + timeout at the earliest) is never early
             long now = System.nanoTime();
-            boolean timed = sweep.collect(waiting.calls(), table, now);
+            boolean timed = sweep.collect(backlog.calls(), table, now);
             dead = sweep.stalledFor(now, abandonedInFlight, table.size(), credits.available());
             // abandoned calls out: keep looking, the stall may start or end
             watched = timed || sweep.anyDue() || abandonedInFlight > 0 && !dead;
@@ -156,16 +156,16 @@ final class Requester {
 
     /** A receive buffer came back: sends waiting calls it lets go, if the head waited for one. */
     void pump() {
-        if (!waiting.blockedOnReceive()) {
+        if (!backlog.blockedOnReceive()) {
             return;
         }
         CallRequest[] unsent = null;
         synchronized (this) {
-            if (waiting.isEmpty()) {
-                waiting.unblock(); // that head went (abandoned, or the connection closed)
+            if (backlog.isEmpty()) {
+                backlog.unblock(); // that head went (abandoned, or the connection closed)
             } else if (!closed) {
-                waiting.pump();
-                unsent = waiting.takeUnsendable();
+                backlog.pump();
+                unsent = backlog.takeUnsendable();
             }
         }
         afterLock(unsent);
@@ -205,8 +205,8 @@ final class Requester {
             credits.grant(grant);
             sweep.peerAnswered();
             release(c);
-            waiting.pump();
-            unsent = waiting.takeUnsendable();
+            backlog.pump();
+            unsent = backlog.takeUnsendable();
         }
         afterLock(unsent);
         return c;
@@ -225,8 +225,8 @@ final class Requester {
             c = table.remove(xid);
             if (c != null) {
                 release(c);
-                waiting.pump();
-                unsent = waiting.takeUnsendable();
+                backlog.pump();
+                unsent = backlog.takeUnsendable();
             }
         }
         afterLock(unsent);
@@ -235,7 +235,7 @@ final class Requester {
 
     private void release(CallRequest c) {
         credits.release();
-        waiting.publishRequired();
+        backlog.publishRequired();
         if (c.abandonedInFlight()) {
             abandonedInFlight--;
         }
@@ -258,11 +258,11 @@ final class Requester {
                 return false;
             }
             if (c.waitingToBeSent()) {
-                waiting.remove(c);
+                backlog.remove(c);
                 c.markDone();
                 stats.abandonedCalls.increment();
-                waiting.pump();
-                unsent = waiting.takeUnsendable();
+                backlog.pump();
+                unsent = backlog.takeUnsendable();
             } else if (c.markAbandonedInFlight()) {
                 abandonedInFlight++;
                 stats.abandonedCalls.increment();
@@ -283,7 +283,7 @@ final class Requester {
         synchronized (this) {
             closed = true;
             List<CallRequest> sent = table.removeAll();
-            List<CallRequest> unsent = waiting.takeAll();
+            List<CallRequest> unsent = backlog.takeAll();
             credits.reset();
             receives.publish(0);
             abandonedInFlight = 0;
@@ -300,7 +300,7 @@ final class Requester {
 
     /** Calls somebody still waits for: sent and not abandoned, or waiting to be sent. */
     synchronized int active() {
-        return table.size() - abandonedInFlight + waiting.size();
+        return table.size() - abandonedInFlight + backlog.size();
     }
 
     synchronized int outstanding() {
@@ -312,7 +312,7 @@ final class Requester {
     }
 
     synchronized int waiting() {
-        return waiting.size();
+        return backlog.size();
     }
 
     synchronized int window() {

@@ -96,7 +96,7 @@ final class Responder {
         this.sendInline = sendInline;
         this.sends = sends;
         this.stats = stats;
-        this.immediate = new PeerCall(this, conn, 0, ReceivedMessage.reusable(conn), CallChunks.NONE);
+        this.immediate = new PeerCall(this, 0, ReceivedMessage.reusable(conn), CallChunks.NONE);
     }
 
     void handler(CallHandler h) {
@@ -181,7 +181,7 @@ final class Responder {
             outstanding.decrementAndGet();
             return false;
         }
-        handle(hd, new PeerCall(this, conn, xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot),
+        handle(hd, new PeerCall(this, xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot),
                 CallChunks.NONE));
         return true;
     }
@@ -251,7 +251,7 @@ final class Responder {
                 refuseChunks(xid);
                 return;
             }
-            handle(hd, new PeerCall(this, conn, xid, msg, chunks));
+            handle(hd, new PeerCall(this, xid, msg, chunks));
         });
         return false;
     }
@@ -265,7 +265,7 @@ final class Responder {
         int xid = h.rpcXid();
         long off = h.messageOffset();
         int len = h.messageLength();
-        handle(hd, new PeerCall(this, conn, xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot), chunks));
+        handle(hd, new PeerCall(this, xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot), chunks));
         return true;
     }
 
@@ -350,6 +350,10 @@ final class Responder {
                     + " cannot be sent: " + why + "; the requester was answered RDMA_ERROR/ERR_CHUNK");
         }
         stats.repliesSent.increment();
+    }
+
+    Connection connection() {
+        return conn;
     }
 
     /** Whether {@code c} is the immediate handlers' reused call object. */
