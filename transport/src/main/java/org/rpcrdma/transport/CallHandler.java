@@ -54,7 +54,7 @@ public interface CallHandler {
     }
 
     private static void failed(IncomingCall call, Throwable e) {
-        if (call instanceof Responder.Call c) {
+        if (call instanceof PeerCall c) {
             c.handlerFailed(e);
         } else if (e instanceof RuntimeException r) {
             throw r;

@@ -80,7 +80,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         this.demand = new ReceiveDemand(receives, params.grantToPeer());
         this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(), demand, sends, failure, stats,
                 () -> lost(new RpcRdmaException("every credit is held by an abandoned call and no reply came for "
-                        + Requester.STALL_MILLIS + " ms: the peer is not answering")));
+                        + CallSweep.STALL_MILLIS + " ms: the peer is not answering")));
         RdmaQueue rdma = new RdmaQueue(link, stats);
         this.responder = new Responder(this, params.client(), params.grantToPeer(), params.sendInline(), sends, stats,
                 new ReplyWriter(link, rdma, sends, params.sendInline(), params.maxChunkBytes(), stats),

@@ -9,10 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.xdr.OncRpc;
-import org.rpcrdma.xdr.OpaqueAuth;
-import org.rpcrdma.xdr.RpcReplyHeader;
 import org.rpcrdma.xdr.Xdr;
-import org.rpcrdma.xdr.XdrWriter;
 
 /**
  * The peer's calls on one connection (the responder role; ≈ Linux
@@ -27,7 +24,7 @@ import org.rpcrdma.xdr.XdrWriter;
  * Linux never sends them) are served like forward ones when it takes them
  * ({@link Connection#backwardChunks()}), else answered ERR_CHUNK.
  *
- * <p>The call object it hands out ({@link Call}, reused for immediate handlers) answers
+ * <p>The call object it hands out ({@link PeerCall}, reused for immediate handlers) answers
  * through this class's counting and refusals, so the peer's credits are exact by
  * construction (RFC 8166 §3.3.1: every call the peer sends holds one until answered).
  *
@@ -75,7 +72,7 @@ final class Responder {
      * The call object of immediate handlers ({@link #handleImmediate}), and whether it is in
      * use: dispatch is one completion thread at a time, whose hand-over orders its fields.
      */
-    private final Call immediate;
+    private final PeerCall immediate;
     private boolean immediateBusy;
     /**
      * The thread an immediate handler runs on now, or null: the one that may use
@@ -99,7 +96,7 @@ final class Responder {
         this.sendInline = sendInline;
         this.sends = sends;
         this.stats = stats;
-        this.immediate = new Call(0, ReceivedMessage.reusable(conn), CallChunks.NONE);
+        this.immediate = new PeerCall(this, 0, ReceivedMessage.reusable(conn), CallChunks.NONE);
     }
 
     void handler(CallHandler h) {
@@ -184,14 +181,14 @@ final class Responder {
             outstanding.decrementAndGet();
             return false;
         }
-        handle(hd, new Call(xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot),
+        handle(hd, new PeerCall(this, xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot),
                 CallChunks.NONE));
         return true;
     }
 
     /**
      * An inline call to an immediate handler ({@link CallHandler#immediate}): the one
-     * {@link Call} and message object of this responder, made this call's, no allocation.
+     * {@link PeerCall} and message object of this responder, made this call's, no allocation.
      * Confined to this thread until the handler returns, answered by then (SYSTEM_ERR for it
      * if it did not: its contract was to answer first). Dispatch is one thread at a time, so
      * one object serves; a call arriving while it is in use (a handler whose own call made
@@ -200,7 +197,7 @@ final class Responder {
     private void handleImmediate(ImmediateHandler imm, int xid, MemorySegment view, int slot) {
         immediateBusy = true;
         IMMEDIATE_OUTSTANDING.setRelease(this, 1);
-        Call c = immediate;
+        PeerCall c = immediate;
         IMMEDIATE_THREAD.setRelease(this, Thread.currentThread()); // ORDER: before reuse makes the call unanswered
         c.reuse(xid, view, slot);
         try {
@@ -214,7 +211,7 @@ final class Responder {
                     LOG.log(Level.WARNING, "{0}: immediate handler returned without answering call 0x{1};"
                             + " answered SYSTEM_ERR", conn, Integer.toHexString(xid));
                 }
-                c.answerIfUnanswered(systemError(xid)); // on a lost connection: only the buffer goes back
+                c.answerIfUnanswered(PeerCall.systemError(xid)); // on a lost connection: only the buffer goes back
             }
             IMMEDIATE_THREAD.setRelease(this, (Thread) null); // ORDER: after the call was answered
             immediateBusy = false;
@@ -254,7 +251,7 @@ final class Responder {
                 refuseChunks(xid);
                 return;
             }
-            handle(hd, new Call(xid, msg, chunks));
+            handle(hd, new PeerCall(this, xid, msg, chunks));
         });
         return false;
     }
@@ -268,11 +265,11 @@ final class Responder {
         int xid = h.rpcXid();
         long off = h.messageOffset();
         int len = h.messageLength();
-        handle(hd, new Call(xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot), chunks));
+        handle(hd, new PeerCall(this, xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot), chunks));
         return true;
     }
 
-    private void handle(CallHandler hd, Call in) {
+    private void handle(CallHandler hd, PeerCall in) {
         try {
             hd.handle(in);
         } catch (Throwable e) { // user code: an Error too, or the completion thread would die with it
@@ -287,17 +284,11 @@ final class Responder {
         sendError(xid, RpcRdma.ERR_CHUNK);
     }
 
-    private static MemorySegment systemError(int xid) {
-        MemorySegment r = MemorySegment.ofArray(new byte[24]);
-        RpcReplyHeader.encodeAccepted(new XdrWriter(r, 0, 24), xid, OpaqueAuth.NONE, OncRpc.SYSTEM_ERR);
-        return r;
-    }
-
     /**
      * Sends a reply that was checked to fit, by Send with Invalidate of {@code invalidateRkey}
      * unless it is 0; the call ({@code c}, or null for one with no call object) is answered.
      */
-    private void sendReply(Call c, int xid, MemorySegment rpcReply, int invalidateRkey) {
+    private void sendReply(PeerCall c, int xid, MemorySegment rpcReply, int invalidateRkey) {
         answered(c); // ORDER: before the Send that lets the peer call again
         // A Reply's rdma_credit grants the peer credits for its direction (RFC 8166 §3.3.3).
         sends.sendMessage(xid, grantToPeer, rpcReply, invalidateRkey);
@@ -305,19 +296,69 @@ final class Responder {
     }
 
     /** Answers the call with ERR_CHUNK instead of a reply that cannot be sent; the call is answered. */
-    private void refuse(Call c, int xid) {
+    private void refuse(PeerCall c, int xid) {
         answered(c);
         stats.repliesRefused.increment();
         sendError(xid, RpcRdma.ERR_CHUNK);
     }
 
     /** {@code c} (null: a call with no call object) no longer counts against the peer's credits. */
-    private void answered(Call c) {
+    private void answered(PeerCall c) {
         if (c == immediate) {
             IMMEDIATE_OUTSTANDING.setRelease(this, 0);
         } else {
             outstanding.decrementAndGet();
         }
+    }
+
+    /**
+     * Sends the answer of call {@code c} (answered now, by its own account) to the peer:
+     * inline, by Send with Invalidate when the peer takes it (RFC 8797 §3.2), or
+     * through the chunks it offered ({@link ReplyWriter}); refused with ERR_CHUNK when it is
+     * not the reply to that call or cannot be sent (RFC 8166 §4.5).
+     *
+     * @throws ReplyRefusedException if it was refused (the requester was answered RDMA_ERROR)
+     */
+    void send(PeerCall c, int xid, MemorySegment rpcReply, CallChunks chunks, List<MemorySegment> payloads) {
+        if (rpcReply.byteSize() < 8 || Xdr.getInt(rpcReply, 0) != xid || Xdr.getInt(rpcReply, 4) != OncRpc.REPLY) {
+            refuse(c, xid);
+            throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
+                    + " is not an RPC REPLY with that XID; the requester was answered RDMA_ERROR/ERR_CHUNK");
+        }
+        if (chunks.isEmpty()) {
+            if (!payloads.isEmpty()) {
+                refuse(c, xid);
+                throw new ReplyRefusedException(conn + ": call 0x" + Integer.toHexString(xid)
+                        + " offered no write chunk for a DDP result; the requester was answered RDMA_ERROR/ERR_CHUNK");
+            }
+            if (!Marshal.fitsInline(rpcReply.byteSize(), sendInline)) {
+                refuse(c, xid);
+                throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
+                        + " is " + rpcReply.byteSize() + " bytes, over the " + Marshal.inlineLimit(sendInline)
+                        + " bytes that fit the negotiated inline threshold of " + sendInline + ", and the call"
+                        + " offered no Reply chunk; the requester was answered RDMA_ERROR/ERR_CHUNK");
+            }
+            sendReply(c, xid, rpcReply, chunks.invalidateRkey);
+            return;
+        }
+        outstanding.decrementAndGet(); // ORDER: before the Send that lets the peer call again
+        String why = writer.send(xid, grantToPeer, rpcReply, chunks, payloads);
+        if (why != null) {
+            outstanding.incrementAndGet(); // nothing was sent: refuse() answers it
+            refuse(c, xid);
+            throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
+                    + " cannot be sent: " + why + "; the requester was answered RDMA_ERROR/ERR_CHUNK");
+        }
+        stats.repliesSent.increment();
+    }
+
+    Connection connection() {
+        return conn;
+    }
+
+    /** Whether {@code c} is the immediate handlers' reused call object. */
+    boolean isImmediate(PeerCall c) {
+        return c == immediate;
     }
 
     /** Peer calls outstanding now (received, not yet answered). */
@@ -332,168 +373,5 @@ final class Responder {
     /** Whether {@code t} runs an immediate handler of this responder now (it may read that call's message). */
     boolean isImmediateDispatcher(Thread t) {
         return immediateThread == t;
-    }
-
-    /** A call from the peer, answered exactly once. */
-    final class Call implements IncomingCall {
-        private int xid;
-        private final ReceivedMessage msg;
-        private final CallChunks chunks;
-        private boolean answered;
-
-        Call(int xid, ReceivedMessage msg, CallChunks chunks) {
-            this.xid = xid;
-            this.msg = msg;
-            this.chunks = chunks;
-        }
-
-        /**
-         * Makes the immediate handlers' object the call {@code xid} in receive buffer
-         * {@code slot}. No lock: its fields are the dispatching thread's (see {@link #reply}).
-         */
-        private void reuse(int newXid, MemorySegment view, int slot) {
-            xid = newXid;
-            answered = false;
-            msg.reuse(view, slot);
-        }
-
-        /** The immediate call's, by its dispatching thread. */
-        private boolean isAnswered() {
-            return answered;
-        }
-
-        @Override
-        public int writeChunkCount() {
-            return chunks.writes.chunkCount();
-        }
-
-        @Override
-        public long writeChunkCapacity(int chunk) {
-            return chunks.writeCapacity(chunk);
-        }
-
-        @Override
-        public long replyChunkCapacity() {
-            return chunks.replyCapacity();
-        }
-
-        @Override
-        public ReceivedMessage message() {
-            return msg;
-        }
-
-        @Override
-        public boolean pulled() {
-            return !msg.inReceiveBuffer(); // assembled in chunk memory (ReadChunkPuller)
-        }
-
-        @Override
-        public int xid() {
-            return xid;
-        }
-
-        @Override
-        public Connection connection() {
-            return conn;
-        }
-
-        @Override
-        public void reply(MemorySegment rpcReply) {
-            reply(rpcReply, null);
-        }
-
-        @Override
-        public void reply(MemorySegment rpcReply, MemorySegment payload) {
-            replyDdp(rpcReply, payload == null ? List.of() : List.of(payload));
-        }
-
-        @Override
-        public void replyDdp(MemorySegment rpcReply, List<MemorySegment> payloads) {
-            if (this == immediate) {
-                // Confined to the dispatching thread, which alone writes its fields: no lock.
-                if (immediateThread != Thread.currentThread()) {
-                    throw new IllegalStateException("a call to an immediate handler is answered by that handler, on"
-                            + " its thread, before it returns");
-                }
-                if (answered) {
-                    throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
-                }
-                answered = true;
-            } else {
-                synchronized (this) {
-                    if (answered) {
-                        throw new IllegalStateException("call 0x" + Integer.toHexString(xid) + " already answered");
-                    }
-                    answered = true;
-                }
-            }
-            try {
-                if (rpcReply.byteSize() < 8 || Xdr.getInt(rpcReply, 0) != xid || Xdr.getInt(rpcReply, 4) != OncRpc.REPLY) {
-                    refuse(this, xid);
-                    throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
-                            + " is not an RPC REPLY with that XID; the requester was answered RDMA_ERROR/ERR_CHUNK");
-                }
-                if (chunks.isEmpty()) {
-                    if (!payloads.isEmpty()) {
-                        refuse(this, xid);
-                        throw new ReplyRefusedException(conn + ": call 0x" + Integer.toHexString(xid)
-                                + " offered no write chunk for a DDP result; the requester was answered RDMA_ERROR/ERR_CHUNK");
-                    }
-                    if (!Marshal.fitsInline(rpcReply.byteSize(), sendInline)) {
-                        refuse(this, xid);
-                        throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
-                                + " is " + rpcReply.byteSize() + " bytes, over the " + Marshal.inlineLimit(sendInline)
-                                + " bytes that fit the negotiated inline threshold of " + sendInline + ", and the call"
-                                + " offered no Reply chunk; the requester was answered RDMA_ERROR/ERR_CHUNK");
-                    }
-                    sendReply(this, xid, rpcReply, chunks.invalidateRkey);
-                    return;
-                }
-                outstanding.decrementAndGet(); // ORDER: before the Send that lets the peer call again
-                String why = writer.send(xid, grantToPeer, rpcReply, chunks, payloads);
-                if (why != null) {
-                    outstanding.incrementAndGet(); // nothing was sent: refuse() answers it
-                    refuse(this, xid);
-                    throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
-                            + " cannot be sent: " + why + "; the requester was answered RDMA_ERROR/ERR_CHUNK");
-                }
-                stats.repliesSent.increment();
-            } finally {
-                msg.release();
-            }
-        }
-
-        /**
-         * The handler threw (on any thread): counted, logged, and answered SYSTEM_ERR unless it
-         * replied. A {@link VirtualMachineError} (out of memory, stack overflow) fails the
-         * connection instead: with the VM in trouble an answer may fail halfway, while a lost
-         * connection fails every call on it with a typed error and takes its buffers back.
-         */
-        void handlerFailed(Throwable e) {
-            stats.handlerFailures.increment();
-            if (e instanceof VirtualMachineError) {
-                LOG.log(Level.ERROR, conn + ": call handler threw on call 0x" + Integer.toHexString(xid)
-                        + "; failing the connection", e);
-                conn.lost(new RpcRdmaException(conn + ": a call handler threw " + e, e));
-                return;
-            }
-            LOG.log(Level.WARNING, conn + ": call handler threw; answering call 0x" + Integer.toHexString(xid)
-                    + " with SYSTEM_ERR", e);
-            answerIfUnanswered(systemError(xid));
-        }
-
-        /** The handler failed without answering: answer for it so the peer's call does not hang. */
-        void answerIfUnanswered(MemorySegment rpcReply) {
-            synchronized (this) {
-                if (answered) {
-                    return;
-                }
-            }
-            try {
-                reply(rpcReply);
-            } catch (IllegalStateException e) {
-                // answered meanwhile by another thread the handler gave the call to
-            }
-        }
     }
 }

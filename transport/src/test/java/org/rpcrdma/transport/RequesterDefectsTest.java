@@ -208,8 +208,8 @@ class RequesterDefectsTest {
         Throwable t = failureOf(behind, 10_000);
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
         assertInstanceOf(ConnectionLostException.class, t, "the waiting call fails with the reset: " + t);
-        assertTrue(t.getMessage().contains("no reply came for " + Requester.STALL_MILLIS + " ms"), t.getMessage());
-        assertTrue(ms >= Requester.STALL_MILLIS, "reset after " + ms + " ms, not before the stall period");
+        assertTrue(t.getMessage().contains("no reply came for " + CallSweep.STALL_MILLIS + " ms"), t.getMessage());
+        assertTrue(ms >= CallSweep.STALL_MILLIS, "reset after " + ms + " ms, not before the stall period");
         assertTrue(!c.isOpen());
         assertEquals(1, c.stats().abandonedWindowResets());
         assertEquals(0, c.outstandingCalls(), "XID table emptied by the reset");
