@@ -113,7 +113,7 @@ final class CallBacklog {
             CallRequest c = waiting.peekFirst();
             if (!c.sendable()) {
                 waiting.pollFirst();
-                c.markDone();
+                c.place.markDone();
                 if (unsendable == null) {
                     unsendable = new ArrayList<>();
                 }
@@ -146,7 +146,7 @@ final class CallBacklog {
             credits.tryAcquire();
             publishRequired();
             table.put(c.xid, c);
-            c.markSent();
+            c.place.markSent();
             // The rdma_credit of a call is our request (RFC 8166 §3.3.1): our maximum.
             CallExposure x = c.exposure();
             if (x == null) {

@@ -57,7 +57,7 @@ final class CallEvent {
         }
         c.end();
         if (c.shouldCommit()) {
-            Requester owner = r.owner();
+            Requester owner = r.place.owner();
             c.connection = owner == null ? "" : owner.connectionName();
             c.direction = owner == null ? "" : owner.direction().name();
             c.outcome = outcome;

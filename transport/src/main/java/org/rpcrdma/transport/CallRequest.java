@@ -11,8 +11,9 @@ import org.rpcrdma.xdr.Xdr;
 /**
  * One call of ours from issue to its end (≈ Linux {@code rpcrdma_req}): XID, message, what
  * the chunk marshaller prepared for its Send ({@link #exposure}, null for an inline call),
- * deadline, retry flag and the requester that has it now. It moves between connections
- * when a lost connection hands it over (same XID, RFC 8167 §5.4).
+ * deadline, retry flag and its place in the requester that has it now ({@link CallPlace}).
+ * It moves between connections when a lost connection hands it over (same XID, RFC 8167
+ * §5.4).
  *
  * <p>It ends exactly once: its outcome leaves PENDING by one compare-and-set, won by the
  * reply, a failure, or its abandonment (its timeout, the caller's interrupt, or the
@@ -31,7 +32,6 @@ import org.rpcrdma.xdr.Xdr;
 final class CallRequest {
     private static final VarHandle OUTCOME;
     private static final VarHandle MESSAGE;
-    private static final VarHandle OWNER;
     /** A thread that owns no memory: a segment it may not access is confined to another thread. */
     static final Thread NOT_THE_OWNER = new Thread(() -> { }, "rpcrdma-never-started");
 
@@ -40,7 +40,6 @@ final class CallRequest {
             var l = MethodHandles.lookup();
             OUTCOME = l.findVarHandle(CallRequest.class, "outcome", int.class);
             MESSAGE = l.findVarHandle(CallRequest.class, "message", MemorySegment.class);
-            OWNER = l.findVarHandle(CallRequest.class, "owner", Requester.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -51,12 +50,6 @@ final class CallRequest {
     static final int REPLIED = 1;
     static final int FAILED = 2;
     static final int ABANDONED = 3;
-
-    // Where the requester has it (guarded by the owner's lock).
-    private static final int NEW = 0;
-    private static final int WAITING = 1;
-    private static final int SENT = 2;
-    private static final int DONE = 3;
 
     /** The pool it goes back to, or null (a call issued with no connection, never reused). */
     private final CallRequestPool home;
@@ -73,11 +66,8 @@ final class CallRequest {
     private boolean retry;
     /** The RPC call bytes; a heap copy once the call may outlive its caller's segment. */
     private volatile MemorySegment message;
-    /** The requester that has this call now (null while it is between connections). */
-    private volatile Requester owner;
-    private int state = NEW;
-    /** Sent, then abandoned by the caller; guarded by the owner's lock. */
-    private boolean abandoned;
+    /** Where the requester that has it now keeps it. */
+    final CallPlace place = new CallPlace();
     final CallDeadline deadline = new CallDeadline();
     private int maxReplyBytes;
     private DdpArgument ddp;
@@ -127,9 +117,7 @@ final class CallRequest {
         xid = newXid;
         this.retry = retry;
         MESSAGE.setRelease(this, retry && rpcCall.isNative() ? heapCopy(rpcCall) : rpcCall);
-        OWNER.setRelease(this, (Requester) null);
-        state = NEW;
-        abandoned = false;
+        place.reset();
         deadline.reset();
         maxReplyBytes = 0;
         ddp = null;
@@ -237,48 +225,6 @@ final class CallRequest {
         }
     }
 
-    // ---- its place in a requester (guarded by that requester's lock) ----
-
-    Requester owner() {
-        return owner;
-    }
-
-    /** Queued in {@code r} to be sent (a release store: the lock publishes it to the completion thread). */
-    void queuedIn(Requester r) {
-        OWNER.setRelease(this, r);
-        state = WAITING;
-    }
-
-    boolean waitingToBeSent() {
-        return state == WAITING;
-    }
-
-    boolean sent() {
-        return state == SENT;
-    }
-
-    void markSent() {
-        state = SENT;
-    }
-
-    /** Out of the requester's structures (answered, dropped, taken by a loss). */
-    void markDone() {
-        state = DONE;
-    }
-
-    /** Sent and then abandoned: it holds its credit until the late reply. Whether this marked it. */
-    boolean markAbandonedInFlight() {
-        if (state != SENT || abandoned) {
-            return false;
-        }
-        abandoned = true;
-        return true;
-    }
-
-    boolean abandonedInFlight() {
-        return abandoned;
-    }
-
     /** Whether the timer collects it now: its deadline passed, and it is not ended or collected already. */
     boolean expiryDue(long now) {
         return deadline.timed() && !isDone() && !deadline.expiring() && deadline.passed(now);
@@ -312,7 +258,7 @@ final class CallRequest {
         reusable = false; // the next connection's structures will hold it
         releaseExposure(); // its rkeys belonged to that connection
         deadline.at(System.nanoTime()); // its deadline keeps running while it waits for a connection
-        owner = null;
+        place.leave();
         MemorySegment m = message;
         if (m.isNative()) {
             message = heapCopy(m);
@@ -422,7 +368,7 @@ final class CallRequest {
         }
         event.end(this, outcome, 0);
         deadline.stop();
-        Requester r = owner;
+        Requester r = place.owner();
         boolean replyMayCome = r != null && r.abandon(this);
         if (x != null) {
             x.abandon(replyMayCome); // withdrawn now (a late RDMA Read or Write fails), or held for the reply

@@ -56,7 +56,7 @@ final class CallSweep {
     }
 
     private void sweepSent(CallRequest c) {
-        if (!c.abandonedInFlight()) {
+        if (!c.place.abandonedInFlight()) {
             sweepTimed |= due(c, sweepNow);
         }
     }

@@ -103,7 +103,7 @@ final class ClientAttachment {
             VerbsLink l = link;
             Connection c = assembly.connection("client->" + server, s, link.sendMemory(), id.peerAddress(), conn -> {
                 conn.backchannel().clientInstance(instanceId);
-                conn.backwardChunks(l.rdmaDepth() > 0);
+                conn.backchannel().backwardChunks(l.rdmaDepth() > 0);
                 conn.orphanSink(os -> orphanSink.accept(conn, os));
             });
             ConnectionAssembly.start(c, conn -> l.start(conn, "rpcrdma-client-cq"));

@@ -48,8 +48,8 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
     private final Link link;
     private final ReceiveQueue receives;
     private final SendQueue sends;
-    /** The one owner of this connection's failure: forces {@link #lost} once. */
-    private final LinkFailure failure = new LinkFailure(this::lost);
+    /** The one owner of this connection's failure: forces {@link #onLinkLost} once. */
+    private final LinkFailure failure = new LinkFailure(this::onLinkLost);
     private final Requester requester;
     /** How many receives stay posted: the one place that decides it. */
     private final ReceiveDemand demand;
@@ -79,18 +79,18 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         this.sends = new SendQueue(link, sendContexts, params.signalEvery(), params.sendInline(), sendMemory, stats, failure);
         this.demand = new ReceiveDemand(receives, params.grantToPeer());
         this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(), demand, sends, failure, stats,
-                () -> lost(new RpcRdmaException("every credit is held by an abandoned call and no reply came for "
+                () -> onLinkLost(new RpcRdmaException("every credit is held by an abandoned call and no reply came for "
                         + CallSweep.STALL_MILLIS + " ms: the peer is not answering")));
         RdmaQueue rdma = new RdmaQueue(link, stats);
-        this.responder = new Responder(this, params.client(), params.grantToPeer(), params.sendInline(), sends, stats,
+        this.backchannel = new BackchannelEnabling(name, params.client());
+        this.responder = new Responder(this, receives, backchannel, params.client(), params.grantToPeer(), params.sendInline(), sends, stats,
                 new ReplyWriter(link, rdma, sends, params.sendInline(), params.maxChunkBytes(), stats),
                 new ReadChunkPuller(link, rdma), params.maxChunkBytes(), params.maxChunkSegments(),
                 link.rdmaDepth() > 0);
-        Unmarshal unmarshal = new Unmarshal(this, RpcRdmaHeader.forInlineThreshold(params.receiveInline()), requester,
+        Unmarshal unmarshal = new Unmarshal(this, receives, RpcRdmaHeader.forInlineThreshold(params.receiveInline()), requester,
                 responder, stats);
         this.life = new ConnectionLife(name, stats, link, receives, sends, rdma, requester, handOver);
         this.arrivals = new Arrivals(life, receives, demand, unmarshal, requester, sends, rdma);
-        this.backchannel = new BackchannelEnabling(name, params.client());
         this.calls = new CallSubmit(name, params, link, life, requester, handOver, backchannel);
         Events.state(name, "OPEN", "inline " + params.sendInline() + "/" + params.receiveInline());
     }
@@ -435,7 +435,11 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         return arrivals;
     }
 
-    /** The link reports the connection gone (CM disconnect, async error, failed completion). */
+    /**
+     * The connection is gone (CM disconnect, async error, failed completion, a defect of the
+     * peer): frees every buffer and call exactly once. Safe from any thread holding no
+     * transport lock.
+     */
     void onLinkLost(Throwable cause) {
         life.lost(cause);
     }
@@ -445,29 +449,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         arrivals.release(slot);
     }
 
-    /** The RPC message at {@code [offset, offset + length)} of receive buffer {@code slot} (completion thread). */
-    MemorySegment messageView(int slot, long offset, long length) {
-        return receives.view(slot, offset, length);
-    }
-
-    void backwardChunks(boolean v) {
-        backchannel.backwardChunks(v);
-    }
-
-    boolean backwardChunks() {
-        return backchannel.backwardChunks();
-    }
-
-    void backchannelEnabled(long instance) {
-        backchannel.enabled(this, instance);
-    }
-
-    // ---- loss and close: see ConnectionLife ----
-
-    /** The connection is gone: frees every buffer and call exactly once. Safe from any thread holding no transport lock. */
-    void lost(Throwable cause) {
-        life.lost(cause);
-    }
+    // ---- close: see ConnectionLife ----
 
     /**
      * Drains: refuses new calls, waits up to {@code timeout} for the calls somebody waits

@@ -74,7 +74,7 @@ public final class InMemoryPair implements AutoCloseable {
         client = side(true, "in-memory client", o, c, conn -> {
             // as an RpcRdmaClient's: what the server knows it by once its backchannel is on
             conn.backchannel().clientInstance(new java.security.SecureRandom().nextLong() | 1);
-            conn.backwardChunks(o.clientTakesBackwardChunks());
+            conn.backchannel().backwardChunks(o.clientTakesBackwardChunks());
         });
         server = side(false, "in-memory server", o, s, conn -> conn.handler(handler));
         ConnectionAssembly.start(client, conn -> bind(c, conn));

@@ -136,7 +136,7 @@ final class PeerCall implements IncomingCall {
         if (e instanceof VirtualMachineError) {
             LOG.log(Level.ERROR, conn + ": call handler threw on call 0x" + Integer.toHexString(xid)
                     + "; failing the connection", e);
-            conn.lost(new RpcRdmaException(conn + ": a call handler threw " + e, e));
+            conn.onLinkLost(new RpcRdmaException(conn + ": a call handler threw " + e, e));
             return;
         }
         LOG.log(Level.WARNING, conn + ": call handler threw; answering call 0x" + Integer.toHexString(xid)

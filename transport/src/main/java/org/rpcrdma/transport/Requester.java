@@ -86,7 +86,7 @@ final class Requester {
                 throw new RpcRdmaException(name + ": XID 0x" + Integer.toHexString(c.xid) + " is already outstanding"
                         + " in the " + direction + " direction; call not sent");
             }
-            c.queuedIn(this);
+            c.place.queuedIn(this);
             if (!backlog.isEmpty() || !credits.available()) {
                 stats.creditWaits.increment();
                 Events.CreditWait w = new Events.CreditWait();
@@ -103,7 +103,7 @@ final class Requester {
                 CallTimer.watch(this);
             }
             backlog.pump();
-            if (c.waitingToBeSent()) {
+            if (c.place.waitingToBeSent()) {
                 c.keepForAnotherThread(); // another thread sends it
             }
             unsent = backlog.takeUnsendable();
@@ -236,10 +236,10 @@ final class Requester {
     private void release(CallRequest c) {
         credits.release();
         backlog.publishRequired();
-        if (c.abandonedInFlight()) {
+        if (c.place.abandonedInFlight()) {
             abandonedInFlight--;
         }
-        c.markDone();
+        c.place.markDone();
     }
 
     /**
@@ -254,16 +254,16 @@ final class Requester {
         CallRequest[] unsent = null;
         boolean replyMayCome;
         synchronized (this) {
-            if (c.owner() != this || closed) {
+            if (c.place.owner() != this || closed) {
                 return false;
             }
-            if (c.waitingToBeSent()) {
+            if (c.place.waitingToBeSent()) {
                 backlog.remove(c);
-                c.markDone();
+                c.place.markDone();
                 stats.abandonedCalls.increment();
                 backlog.pump();
                 unsent = backlog.takeUnsendable();
-            } else if (c.markAbandonedInFlight()) {
+            } else if (c.place.markAbandonedInFlight()) {
                 abandonedInFlight++;
                 stats.abandonedCalls.increment();
                 if (!watched) {
@@ -272,7 +272,7 @@ final class Requester {
                     CallTimer.watch(this);
                 }
             }
-            replyMayCome = c.sent();
+            replyMayCome = c.place.sent();
         }
         afterLock(unsent);
         return replyMayCome;
@@ -289,10 +289,10 @@ final class Requester {
             abandonedInFlight = 0;
             sweep.peerAnswered();
             for (CallRequest c : sent) {
-                c.markDone();
+                c.place.markDone();
             }
             for (CallRequest c : unsent) {
-                c.markDone();
+                c.place.markDone();
             }
             return new Taken(sent, unsent);
         }

@@ -6,6 +6,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.rpcrdma.transport.core.ReceiveQueue;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.xdr.OncRpc;
@@ -48,6 +49,10 @@ final class Responder {
     }
 
     private final Connection conn;
+    /** The receive buffers a peer call is read from in place. */
+    private final ReceiveQueue receives;
+    /** Whether the backward direction is on, and with chunks (RFC 8167 §4.1). */
+    private final BackchannelEnabling backchannel;
     private final boolean client;
     private final int grantToPeer;
     private final int sendInline;
@@ -83,9 +88,12 @@ final class Responder {
      */
     private volatile Thread immediateThread;
 
-    Responder(Connection conn, boolean client, int grantToPeer, int sendInline, SendQueue sends, StatsCounters stats,
-            ReplyWriter writer, ReadChunkPuller puller, int maxChunkBytes, int maxChunkSegments, boolean canRdma) {
+    Responder(Connection conn, ReceiveQueue receives, BackchannelEnabling backchannel, boolean client, int grantToPeer,
+            int sendInline, SendQueue sends, StatsCounters stats, ReplyWriter writer, ReadChunkPuller puller, int maxChunkBytes,
+            int maxChunkSegments, boolean canRdma) {
         this.conn = conn;
+        this.receives = receives;
+        this.backchannel = backchannel;
         this.writer = writer;
         this.puller = puller;
         this.maxChunkBytes = maxChunkBytes;
@@ -130,7 +138,7 @@ final class Responder {
         stats.callsReceived.increment();
         // A Call's rdma_credit is the peer's request, not a grant: it touches no account here.
         boolean chunked = !h.hasNoChunks();
-        if (chunked && client && !conn.backwardChunks()) {
+        if (chunked && client && !backchannel.backwardChunks()) {
             // Backward calls with chunks (RFC 8167 §5.3): the user turned them off (RFC 8166 §4.5.2).
             stats.chunkListsRefused.increment();
             sendError(h.xid(), RpcRdma.ERR_CHUNK);
@@ -158,7 +166,7 @@ final class Responder {
             if (!imm) {
                 outstanding.decrementAndGet();
             }
-            conn.lost(new RpcRdmaException("peer exceeded its " + grantToPeer + " credits"));
+            conn.onLinkLost(new RpcRdmaException("peer exceeded its " + grantToPeer + " credits"));
             return false;
         }
         if (chunked) {
@@ -166,22 +174,22 @@ final class Responder {
         }
         int xid = h.rpcXid();
         if (imm) {
-            handleImmediate((ImmediateHandler) hd, xid, conn.messageView(slot, off, len), slot);
+            handleImmediate((ImmediateHandler) hd, xid, receives.view(slot, off, len), slot);
             return true;
         }
         if (!client && BackchannelControl.isControlCall(buf, off, len)) {
             long instance = BackchannelControl.clientInstance(buf, off, len);
-            conn.backwardChunks(BackchannelControl.takesChunks(buf, off, len));
+            backchannel.backwardChunks(BackchannelControl.takesChunks(buf, off, len));
             conn.markBackchannelReady(); // ORDER: before the reply, which lets the client's caller go on
             sendReply(null, xid, BackchannelControl.acceptedReply(xid), 0);
-            conn.backchannelEnabled(instance);
+            backchannel.enabled(conn, instance);
             return false;
         }
         if (hd == null) {
             outstanding.decrementAndGet();
             return false;
         }
-        handle(hd, new PeerCall(this, xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot),
+        handle(hd, new PeerCall(this, xid, new ReceivedMessage(receives.view(slot, off, len), conn, slot),
                 CallChunks.NONE));
         return true;
     }
@@ -265,7 +273,7 @@ final class Responder {
         int xid = h.rpcXid();
         long off = h.messageOffset();
         int len = h.messageLength();
-        handle(hd, new PeerCall(this, xid, new ReceivedMessage(conn.messageView(slot, off, len), conn, slot), chunks));
+        handle(hd, new PeerCall(this, xid, new ReceivedMessage(receives.view(slot, off, len), conn, slot), chunks));
         return true;
     }
 

@@ -2,6 +2,7 @@ package org.rpcrdma.transport;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import org.rpcrdma.transport.core.ReceiveQueue;
 import org.rpcrdma.transport.wire.ErrorResponse;
 import org.rpcrdma.transport.wire.MessageDirection;
 import org.rpcrdma.transport.wire.RpcRdma;
@@ -23,6 +24,8 @@ final class Unmarshal {
     private static final System.Logger LOG = System.getLogger(Unmarshal.class.getName());
 
     private final Connection conn;
+    /** The receive buffers an inline reply is read from in place. */
+    private final ReceiveQueue receives;
     private final RpcRdmaHeader rxHeader;
     private final Requester requester;
     private final Responder responder;
@@ -42,8 +45,10 @@ final class Unmarshal {
         void rdmaCompleted(int token);
     }
 
-    Unmarshal(Connection conn, RpcRdmaHeader rxHeader, Requester requester, Responder responder, StatsCounters stats) {
+    Unmarshal(Connection conn, ReceiveQueue receives, RpcRdmaHeader rxHeader, Requester requester, Responder responder,
+            StatsCounters stats) {
         this.conn = conn;
+        this.receives = receives;
         this.rxHeader = rxHeader;
         this.requester = requester;
         this.responder = responder;
@@ -127,7 +132,7 @@ final class Unmarshal {
                 malformedReply(c, e.getMessage());
                 return false;
             }
-            MemorySegment view = conn.messageView(slot, h.messageOffset(), h.messageLength());
+            MemorySegment view = receives.view(slot, h.messageOffset(), h.messageLength());
             if (placed > 0 && !RpcReplyHeader.mayCarryResults(view)) {
                 placed = 0; // lengths returned with no results at all (an echoed chunk): no result was placed
             }
@@ -147,7 +152,7 @@ final class Unmarshal {
             malformedReply(c, "the reply uses chunks this call never offered");
             return false;
         }
-        if (!c.deliverInline(conn, slot, conn.messageView(slot, h.messageOffset(), h.messageLength()))) {
+        if (!c.deliverInline(conn, slot, receives.view(slot, h.messageOffset(), h.messageLength()))) {
             stats.lateReplies.increment(); // abandoned: matched, counted, released at once
             return false;
         }
@@ -248,6 +253,6 @@ final class Unmarshal {
             }
         }
         LOG.log(Level.WARNING, "{0}: dropping connection: {1}", conn, e.getMessage());
-        conn.lost(new RpcRdmaException("peer sent a malformed message: " + e.getMessage(), e));
+        conn.onLinkLost(new RpcRdmaException("peer sent a malformed message: " + e.getMessage(), e));
     }
 }

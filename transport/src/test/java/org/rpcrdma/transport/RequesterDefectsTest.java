@@ -383,7 +383,7 @@ class RequesterDefectsTest {
             assertEquals(1, before.client().waitingCalls());
             assertEquals(0, before.client().stats().longCallsSent());
 
-            before.client().lost(new RpcRdmaException("test: the server restarted"));
+            before.client().onLinkLost(new RpcRdmaException("test: the server restarted"));
 
             assertInstanceOf(ConnectionLostException.class, failureOf(first, 5000), "sent without retry: lost");
             ReceivedMessage m = parked.get(5, TimeUnit.SECONDS);

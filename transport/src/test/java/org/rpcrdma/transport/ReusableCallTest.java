@@ -183,7 +183,7 @@ class ReusableCallTest {
             Outcome o = new Outcome();
             p.client.call(callMsg(30, 1, ARGS), o);
             assertTrue(await(() -> !held.isEmpty(), 5000));
-            p.client.lost(new RpcRdmaException("test: link gone"));
+            p.client.onLinkLost(new RpcRdmaException("test: link gone"));
             assertTrue(await(() -> o.calls.get() == 1, 5000));
             assertInstanceOf(ConnectionLostException.class, o.failure.get());
             Thread.sleep(50);
