@@ -4,6 +4,12 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.rpcrdma.transport.rpc.CallArguments;
+import org.rpcrdma.transport.rpc.CallFuture;
+import org.rpcrdma.transport.rpc.CallRequest;
+import org.rpcrdma.transport.rpc.CallTimer;
+import org.rpcrdma.transport.rpc.FutureShapes;
+import org.rpcrdma.transport.rpc.ParkedCalls;
 
 /**
  * The server's side of one client's backchannel, across that client's connections.
@@ -79,7 +85,7 @@ public final class Backchannel implements RpcCaller {
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions o) {
         CallArguments.check(rpcCall, o, options.maxChunkBytes());
         CallOptions retried = o.retry() ? o : o.withRetry(true);
-        long timeoutNanos = o.timeoutNanos(options.callTimeoutMillis());
+        long timeoutNanos = CallArguments.timeoutNanos(o, options.callTimeoutMillis());
         Connection c;
         synchronized (lock) {
             if (closed) {
@@ -139,8 +145,8 @@ public final class Backchannel implements RpcCaller {
             bound = c;
             resend = waiting.takeAll();
         }
-        c.orphanSink(os -> adopt(c, os));
-        resend.forEach(c::submit);
+        c.engine().orphanSink(os -> adopt(c, os));
+        resend.forEach(c.engine()::submit);
     }
 
     /** From a lost connection: its outstanding backward calls (maybe none). */
@@ -159,7 +165,7 @@ public final class Backchannel implements RpcCaller {
         if (gone) {
             fail(orphans, this + ": server closed");
         } else {
-            orphans.forEach(now::submit); // the client is already back on another connection
+            orphans.forEach(now.engine()::submit); // the client is already back on another connection
         }
     }
 

@@ -3,6 +3,8 @@ package org.rpcrdma.transport;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import org.rpcrdma.transport.rpc.ImmediateHandler;
+import org.rpcrdma.transport.rpc.PeerCall;
 
 /**
  * Serves calls received on a connection. Runs on the thread that took the call off the

@@ -3,6 +3,7 @@ package org.rpcrdma.transport;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import org.rpcrdma.transport.rpc.CallTimer;
 
 /**
  * How one call is made, for every {@link RpcCaller} and every call shape: an immutable value,
@@ -91,11 +92,6 @@ public final class CallOptions {
     /** The timeout set, in nanoseconds ({@code 0}: none), or -1 when the endpoint's applies. */
     public long timeoutNanos() {
         return timeoutNanos;
-    }
-
-    /** The timeout of a call on an endpoint whose default is {@code defaultMillis}, in nanoseconds (0: none). */
-    long timeoutNanos(long defaultMillis) {
-        return timeoutNanos >= 0 ? timeoutNanos : TimeUnit.MILLISECONDS.toNanos(defaultMillis);
     }
 
     public boolean retry() {

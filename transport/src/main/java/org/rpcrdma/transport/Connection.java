@@ -1,133 +1,56 @@
 package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
-import java.util.List;
-import java.util.Objects;
+import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
-import org.rpcrdma.transport.core.Direction;
-import org.rpcrdma.transport.core.Events;
-import org.rpcrdma.transport.core.Link;
-import org.rpcrdma.transport.core.ReceiveQueue;
-import org.rpcrdma.transport.wire.RpcRdmaHeader;
+import org.rpcrdma.transport.rpc.ApiBridge;
+import org.rpcrdma.transport.rpc.ConnectionEngine;
 
 /**
  * One RPC-over-RDMA v1 connection, both directions on one RC QP (RFC 8166, RFC 8167).
  *
  * <p>On the client (connection initiator) {@link #call} sends forward calls and a
  * backchannel handler serves backward calls; on the server {@link #call} sends backward
- * calls and the endpoint's handler serves forward calls. The work is split as in Linux
- * xprtrdma: a {@link Requester} for our calls (credits and XIDs of our direction), a
- * {@link Responder} for the peer's (their credits, RDMA_ERROR), {@link Marshal} for how a
- * message travels, a {@link SendQueue} for Sends and a {@link ReceiveQueue} shared by both
- * directions, kept at (our outstanding calls + credits granted to the peer) posted
- * buffers (RFC 8167 §4.3). This class is the public API and ties them together:
- * {@link ConnectionLife} is the connection's life and loss, {@link Arrivals} what the
- * completion thread hands it, {@link CallSubmit} how our calls enter it and
- * {@link BackchannelEnabling} whether its backward direction is on.
+ * calls and the endpoint's handler serves forward calls. This class is the public face of
+ * the connection; the work is the engine's (package {@code org.rpcrdma.transport.rpc}:
+ * requester, responder, send and receive queues, as in Linux xprtrdma).
  *
  * <p>Calls end exactly once: with the reply, an error, their timeout, the caller's
  * cancellation, or the connection's loss (then {@link ConnectionLostException}, or handed
  * to the endpoint to be sent again on a new connection if they were never sent or asked
- * for retry).
- *
- * <p>Threading: {@link Arrivals} is called by one completion thread at a time; everything
- * else from any thread. Lock order: ConnectionLife (state only) →
- * Requester → SendQueue → ReceiveQueue → link. No future is completed and no user code
- * (handlers, future callbacks, the endpoint's hand-over) runs while any of them is held.
- *
- * <p>Chunks are ChunkMarshal's, CallExposure's, ReadChunkPuller's and ReplyWriter's work, who
- * polls is CompletionDriver's.
+ * for retry). Every method may be called from any thread. No future is completed and no
+ * user code (handlers, future callbacks) runs while a transport lock is held.
  */
 public final class Connection implements BidirectionalCaller, AutoCloseable {
-
-    private final String name;
-    private final ConnectionParams params;
-    private final StatsCounters stats;
-    private final Link link;
-    private final ReceiveQueue receives;
-    private final SendQueue sends;
-    /** The one owner of this connection's failure: forces {@link #onLinkLost} once. */
-    private final LinkFailure failure = new LinkFailure(this::onLinkLost);
-    private final Requester requester;
-    /** How many receives stay posted: the one place that decides it. */
-    private final ReceiveDemand demand;
-    private final Responder responder;
-    /** Fails or hands over the calls this connection cannot complete. */
-    private final CallHandOver handOver;
-    private final ConnectionLife life;
-    private final Arrivals arrivals;
-    private final BackchannelEnabling backchannel;
-    private final CallSubmit calls;
-    /** Set by the endpoint once the peer is known (the CM id's, or the in-memory pair's). */
-    private volatile java.net.InetSocketAddress remoteAddress;
-
-    /**
-     * @param receives   this connection's receive buffers (the endpoint may have posted some
-     *                   already: a client posts before it connects)
-     * @param sendMemory registered memory for {@code sendContexts * sendInline} bytes
-     */
-    Connection(String name, ConnectionParams params, Link link, ReceiveQueue receives, int sendContexts, MemorySegment sendMemory,
-            StatsCounters stats) {
-        this.name = name;
-        this.handOver = new CallHandOver(name);
-        this.params = params;
-        this.stats = stats;
-        this.link = link;
-        this.receives = receives;
-        this.sends = new SendQueue(link, sendContexts, params.signalEvery(), params.sendInline(), sendMemory, stats, failure);
-        this.demand = new ReceiveDemand(receives, params.grantToPeer());
-        this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(), demand, sends, failure, stats,
-                () -> onLinkLost(new RpcRdmaException("every credit is held by an abandoned call and no reply came for "
-                        + CallSweep.STALL_MILLIS + " ms: the peer is not answering")));
-        RdmaQueue rdma = new RdmaQueue(link, stats);
-        this.backchannel = new BackchannelEnabling(name, params.client());
-        this.responder = new Responder(this, receives, backchannel, params.client(), params.grantToPeer(), params.sendInline(), sends, stats,
-                new ReplyWriter(link, rdma, sends, params.sendInline(), params.maxChunkBytes(), stats),
-                new ReadChunkPuller(link, rdma), params.maxChunkBytes(), params.maxChunkSegments(),
-                link.rdmaDepth() > 0);
-        Unmarshal unmarshal = new Unmarshal(this, receives, RpcRdmaHeader.forInlineThreshold(params.receiveInline()), requester,
-                responder, stats);
-        this.life = new ConnectionLife(name, stats, link, receives, sends, rdma, requester, handOver);
-        this.arrivals = new Arrivals(life, receives, demand, unmarshal, requester, sends, rdma);
-        this.calls = new CallSubmit(name, params, link, life, requester, handOver, backchannel);
-        Events.state(name, "OPEN", "inline " + params.sendInline() + "/" + params.receiveInline());
+    static {
+        ApiBridge.register(new EngineAccess());
     }
 
-    /**
-     * Server: Sends made before the connection is accepted (a backward call from the
-     * endpoint's onConnect) wait until {@link #accepted}; the QP cannot send before.
-     */
-    void holdSendsUntilAccepted() {
-        sends.hold();
+    private final ConnectionEngine engine;
+
+    Connection(ConnectionEngine engine) {
+        this.engine = engine;
     }
 
-    /** Server: rdma_accept returned; held Sends go out. */
-    void accepted() {
-        sends.resume();
+    /** The engine behind this connection (the endpoints of this package, and tests). */
+    ConnectionEngine engine() {
+        return engine;
     }
-
-    /** Posts the receives the peer's grant needs (if the endpoint has not yet). Called once. */
-    void start() {
-        demand.start();
-    }
-
-    // ---- public API ----
 
     /** Whether this side initiated the connection (client). */
     public boolean isClient() {
-        return params.client();
+        return engine.isClient();
     }
 
     /** Negotiated inline threshold for messages this side sends (RFC 8797 §4). */
     public int sendInlineThreshold() {
-        return params.sendInline();
+        return engine.params().sendInline();
     }
 
     /** Negotiated inline threshold for messages this side receives. */
     public int receiveInlineThreshold() {
-        return params.receiveInline();
+        return engine.params().receiveInline();
     }
 
     /**
@@ -136,12 +59,12 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      * such a client takes no chunked backward calls).
      */
     public int rdmaDepth() {
-        return link.rdmaDepth();
+        return engine.rdmaDepth();
     }
 
     /** Whether the peer accepts Send With Invalidate (RFC 8797 §4.3). */
     public boolean remoteInvalidation() {
-        return params.remoteInvalidation();
+        return engine.remoteInvalidation();
     }
 
     /**
@@ -149,65 +72,56 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      * same as its {@link RpcRdmaServer#stats()}).
      */
     public RpcRdmaStats stats() {
-        return stats.snapshot();
-    }
-
-    /** The live counters, for the transport's own counting. */
-    StatsCounters counters() {
-        return stats;
+        return engine.counters().snapshot();
     }
 
     /** Credits the peer granted for our calls (the current window). */
     public int ownCallWindow() {
-        return requester.window();
+        return engine.requester().window();
     }
 
     /** Most of our calls ever outstanding at once. */
     public int ownCallHighWater() {
-        return requester.highWater();
+        return engine.requester().highWater();
     }
 
     /** Most peer calls ever outstanding at once, counted on receipt (the responder's own count). */
     public int peerCallHighWater() {
-        return responder.highWater();
+        return engine.responder().highWater();
     }
 
     /** Our calls sent and not yet answered, abandoned ones included (they hold their credit). */
     public int outstandingCalls() {
-        return requester.outstanding();
+        return engine.requester().outstanding();
     }
 
     /** Our sent calls whose caller gave up, still holding their XID and credit until the reply. */
     public int abandonedCalls() {
-        return requester.abandonedInFlight();
+        return engine.requester().abandonedInFlight();
     }
 
     /** Our calls waiting for a credit or for a receive for their reply. */
     public int waitingCalls() {
-        return requester.waiting();
+        return engine.requester().waiting();
     }
 
     /** Calls the peer has outstanding here (received, not yet answered). */
     public int peerOutstandingCalls() {
-        return responder.outstanding();
+        return engine.responder().outstanding();
     }
 
+    /** Receive buffers posted now. */
     public int postedReceives() {
-        return receives.posted();
+        return engine.receives().posted();
     }
 
     /** Receive buffers held by received messages not yet released (by the transport or a user). */
     public int heldReceives() {
-        return receives.held();
+        return engine.receives().held();
     }
 
     public boolean isOpen() {
-        return life.isOpen();
-    }
-
-    /** Receive-pool buffer {@code slot} (in-memory links write received bytes here). */
-    MemorySegment receiveBuffer(int slot) {
-        return receives.buffer(slot);
+        return engine.isOpen();
     }
 
     /**
@@ -219,9 +133,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      * the upper layer (NFSv4.1 CREATE_SESSION).
      */
     public CompletableFuture<Void> enableBackchannel(CallHandler handler) {
-        serveBackwardCalls(handler);
-        MemorySegment msg = backchannel.announce();
-        return call(msg).thenApply(reply -> BackchannelControl.checkAnswer(name, reply));
+        return engine.enableBackchannel(handler);
     }
 
     /**
@@ -231,23 +143,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      */
     @Override
     public void serveBackwardCalls(CallHandler handler) {
-        if (!params.client()) {
-            throw new IllegalStateException("only the client serves backward calls");
-        }
-        if (params.grantToPeer() < 1) {
-            throw new IllegalStateException("connection was opened with 0 backward credits (RpcRdmaOptions.backwardCredits)");
-        }
-        responder.handler(java.util.Objects.requireNonNull(handler, "handler"));
-    }
-
-    /** Client: the backchannel handler, or null. */
-    CallHandler backchannelHandler() {
-        return params.client() ? responder.handler() : null;
-    }
-
-    /** Whether the backward direction is on, and with chunks. */
-    BackchannelEnabling backchannel() {
-        return backchannel;
+        engine.serveBackwardCalls(handler);
     }
 
     /**
@@ -256,29 +152,15 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      * {@link RpcRdmaServer#backchannel(long)} finds it by), 0 until then.
      */
     public long clientId() {
-        return backchannel.clientInstance();
+        return engine.backchannel().clientInstance();
     }
 
     /**
      * The peer's address: the server a client connected to, the client a server accepted
      * (from the connection manager's route); {@link InMemoryPair#ADDRESS} in memory.
      */
-    public java.net.InetSocketAddress remoteAddress() {
-        return remoteAddress;
-    }
-
-    void remoteAddress(java.net.InetSocketAddress a) {
-        this.remoteAddress = a;
-    }
-
-    /** The owner that takes calls this connection could not complete. */
-    void orphanSink(Consumer<List<CallRequest>> sink) {
-        handOver.owner(sink);
-    }
-
-    /** Server side: the serving handler (set by the endpoint). */
-    void handler(CallHandler h) {
-        responder.handler(h);
+    public InetSocketAddress remoteAddress() {
+        return engine.remoteAddress();
     }
 
     /**
@@ -286,10 +168,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      * (e.g. NFSv4.1 CREATE_SESSION with a back channel).
      */
     public void markBackchannelReady() {
-        if (params.client()) {
-            throw new IllegalStateException("only a server sends backward calls");
-        }
-        backchannel.markReady();
+        engine.markBackchannelReady();
     }
 
     /**
@@ -308,13 +187,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      */
     @Override
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions o) {
-        checkCall(rpcCall, o);
-        return call(rpcCall, o, o.timeoutNanos(params.callTimeoutMillis()));
-    }
-
-    /** A call {@link CallArguments#check checked} by its endpoint, with its timeout in nanoseconds (0: none). */
-    CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions o, long timeoutNanos) {
-        return calls.future(rpcCall, timeoutNanos, o.retry(), o.maxReplyBytes(), o.ddpArgument(), o.receptacle());
+        return engine.call(rpcCall, o);
     }
 
     /**
@@ -324,12 +197,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      */
     @Override
     public int maxReplyBytes() {
-        return ChunkMarshal.replyLimit(params, link, backchannel.backwardChunks());
-    }
-
-    /** Every call shape, the reconnecting client's and a backchannel's calls come here: see {@link CallSubmit}. */
-    void submit(CallRequest c) {
-        calls.submit(c);
+        return engine.maxReplyBytes();
     }
 
     /**
@@ -343,15 +211,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      */
     @Override
     public ReceivedMessage callAndWait(MemorySegment rpcCall, CallOptions o) throws InterruptedException {
-        int xid = checkCall(rpcCall, o);
-        long timeoutNanos = o.timeoutNanos(params.callTimeoutMillis());
-        long deadline = System.nanoTime() + CallTimer.waitNanos(timeoutNanos);
-        link.blockingCallStarts();
-        try {
-            return CallFuture.await(call(rpcCall, o, 0), link, xid, deadline, timeoutNanos, name, stats);
-        } finally {
-            link.blockingCallEnds();
-        }
+        return engine.callAndWait(rpcCall, o);
     }
 
     /**
@@ -363,23 +223,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      */
     @Override
     public <T> T callAndRead(MemorySegment rpcCall, CallOptions o, ReplyReader<T> reader) throws InterruptedException {
-        int xid = checkCall(rpcCall, o);
-        Objects.requireNonNull(reader, "reader");
-        if (o.retry()) {
-            try (ReceivedMessage m = callAndWait(rpcCall, o)) {
-                return reader.read(m.bytes());
-            }
-        }
-        long timeoutNanos = o.timeoutNanos(params.callTimeoutMillis());
-        CallRequest c = calls.pooled(xid, rpcCall, o, ReadInPlace.INSTANCE, null);
-        link.blockingCallStarts();
-        try {
-            calls.submit(c, 0); // the caller's wait is the deadline
-            return ReadInPlace.await(c, link, reader, timeoutNanos, TimeUnit.NANOSECONDS.toMillis(timeoutNanos), name,
-                    stats);
-        } finally {
-            link.blockingCallEnds();
-        }
+        return engine.callAndRead(rpcCall, o, reader);
     }
 
     /**
@@ -390,21 +234,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      */
     @Override
     public void call(MemorySegment rpcCall, CallOptions o, ReplyCallback callback) {
-        int xid = checkCall(rpcCall, o);
-        Objects.requireNonNull(callback, "callback");
-        if (o.retry()) {
-            FutureShapes.callback(call(rpcCall, o), callback);
-            return;
-        }
-        CallRequest c = calls.pooled(xid, rpcCall, o, CallbackCompletion.INSTANCE, callback);
-        calls.submit(c, o.timeoutNanos(params.callTimeoutMillis()));
-    }
-
-    /** The XID of {@code rpcCall}, its arguments checked, a call we may send now. */
-    private int checkCall(MemorySegment rpcCall, CallOptions o) {
-        int xid = CallArguments.check(rpcCall, o, params.maxChunkBytes());
-        backchannel.checkReady();
-        return xid;
+        engine.call(rpcCall, o, callback);
     }
 
     /** This connection (it never reconnects). */
@@ -413,50 +243,12 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         return this;
     }
 
-    /** Whether {@code t} runs this connection's immediate handler now (ReceivedMessage's reuse check). */
-    boolean isImmediateDispatcher(Thread t) {
-        return responder.isImmediateDispatcher(t);
-    }
-
-    /** Receives the requester wants posted now (tests: the order of the receive handshake). */
-    int requiredReceives() {
-        return demand.required();
-    }
-
-    /** Reusable call slots now free (tests: a slot is used again, an abandoned one is not). */
-    int freeCallSlots() {
-        return calls.free();
-    }
-
-    // ---- completion path ----
-
-    /** Where the link's completions go. */
-    Arrivals arrivals() {
-        return arrivals;
-    }
-
-    /**
-     * The connection is gone (CM disconnect, async error, failed completion, a defect of the
-     * peer): frees every buffer and call exactly once. Safe from any thread holding no
-     * transport lock.
-     */
-    void onLinkLost(Throwable cause) {
-        life.lost(cause);
-    }
-
-    /** A received message was released: its buffer may let a waiting call go. */
-    void releaseReceive(int slot) {
-        arrivals.release(slot);
-    }
-
-    // ---- close: see ConnectionLife ----
-
     /**
      * Drains: refuses new calls, waits up to {@code timeout} for the calls somebody waits
      * for, then fails what is left and disconnects.
      */
     public void close(long timeout, TimeUnit unit) {
-        life.close(timeout, unit);
+        engine.close(timeout, unit);
     }
 
     @Override
@@ -466,6 +258,6 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
 
     @Override
     public String toString() {
-        return name;
+        return engine.toString();
     }
 }

@@ -54,50 +54,8 @@ public record DdpArgument(long offset, long length, MemorySegment payload) {
         return new DdpArgument(xdrPosition, payload.byteSize(), payload);
     }
 
-    /** Whether the data is a segment of its own, not in the message. */
-    boolean separate() {
-        return payload != null;
-    }
-
-    /** The data's length with its XDR pad. */
-    long paddedLength() {
-        return (length + 3) & ~3L;
-    }
-
-    /** Where the data's XDR pad ends in the message (the data inside it): the inline content resumes there. */
-    long paddedEnd() {
-        return offset + paddedLength();
-    }
-
-    /** The whole call's XDR length, data and pad included, for {@code message}. */
-    long callLength(MemorySegment message) {
-        return separate() ? message.byteSize() + paddedLength() : message.byteSize();
-    }
-
-    /** Throws {@link IllegalArgumentException} if this argument does not lie in (or insert into) {@code message}. */
-    void checkIn(MemorySegment message) {
-        long end = separate() ? offset : paddedEnd();
-        if (end > message.byteSize()) {
-            throw new IllegalArgumentException(this + (separate() ? " is inserted beyond the end of the "
-                    : " with its XDR pad lies beyond the ") + message.byteSize() + "-byte call");
-        }
-    }
-
-    /**
-     * Copies the whole call into {@code to} at {@code at}: the message's XDR up to the data,
-     * the payload, zeros for its pad, the rest of the message. Only for a separate payload.
-     * Returns the bytes written.
-     */
-    long assemble(MemorySegment message, MemorySegment to, long at) {
-        MemorySegment.copy(message, 0, to, at, offset);
-        MemorySegment.copy(payload, 0, to, at + offset, length);
-        to.asSlice(at + offset + length, paddedLength() - length).fill((byte) 0);
-        MemorySegment.copy(message, offset, to, at + paddedEnd(), message.byteSize() - offset);
-        return callLength(message);
-    }
-
     @Override
     public String toString() {
-        return "DDP argument at " + offset + " of " + length + " bytes" + (separate() ? " (a segment of its own)" : "");
+        return "DDP argument at " + offset + " of " + length + " bytes" + (payload != null ? " (a segment of its own)" : "");
     }
 }

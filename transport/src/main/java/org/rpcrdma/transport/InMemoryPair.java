@@ -5,9 +5,15 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
-import org.rpcrdma.transport.core.ChunkBuffer;
-import org.rpcrdma.transport.core.ChunkPool;
-import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.chunk.ChunkBuffer;
+import org.rpcrdma.transport.chunk.ChunkPool;
+import org.rpcrdma.transport.chunk.RegisteredMemory;
+import org.rpcrdma.transport.endpoint.ConnectionAssembly;
+import org.rpcrdma.transport.link.InMemoryWire;
+import org.rpcrdma.transport.link.Link;
+import org.rpcrdma.transport.rpc.ConnectionEngine;
+import org.rpcrdma.transport.rpc.ConnectionSizing;
+import org.rpcrdma.transport.rpc.StatsCounters;
 import org.rpcrdma.transport.wire.ConnectSettings;
 
 /**
@@ -18,7 +24,7 @@ import org.rpcrdma.transport.wire.ConnectSettings;
  *
  * <p>A Send is copied into a receive the peer has posted, or, as with rnr_retry_count 0,
  * ends the connection when none is. Deliveries run on the thread that sent, one at a time
- * (a trampoline, so a handler that replies at once does not recurse; {@link InMemoryWire}):
+ * (a trampoline, so a handler that replies at once does not recurse; {@code link.InMemoryWire}):
  * a call answered synchronously has completed when {@code call} returns. Not thread-safe
  * for sends from several threads at once; use the real endpoints for that.
  *
@@ -31,13 +37,13 @@ import org.rpcrdma.transport.wire.ConnectSettings;
  * withdraws the peer's rkey, and the peer's own withdrawal of it then counts as remote.
  * The responder does them all (RFC 8166 §3.4): the server, and the client for backward
  * calls with chunks when the options let it take them (RFC 8167 §5.3). Memory from
- * {@link #allocateRegistered}, and other caller memory the pair's {@link RegistrationCache}
+ * {@link #allocateRegistered}, and other caller memory the pair's registration cache
  * takes, is exposed in place, as on verbs: each side "registers" a buffer or cache entry
  * once (counted, and forgotten when the buffer is closed, the entry dropped or the pair
  * closes). Exposed memory whose arena the caller closed behaves as pinned pages do: the
  * peer's Write lands where the caller cannot see it, its Read gets zeros.
  *
- * <p>The wire itself (posted receives, deliveries in order) is {@link InMemoryWire}; this
+ * <p>The wire itself (posted receives, deliveries in order) is {@code link.InMemoryWire}; this
  * class is the rest of the device behind one {@code Link}: RDMA Read and Write with their
  * rkey checks, invalidation and registration.
  *
@@ -51,8 +57,8 @@ public final class InMemoryPair implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
     private final long chunkMemoryBytes;
     private final RegisteredBuffers registered;
-    private final Connection client;
-    private final Connection server;
+    private final ConnectionEngine client;
+    private final ConnectionEngine server;
     /** Sends, receives and deliveries between the two sides. */
     private final InMemoryWire wire = new InMemoryWire();
     /** Memory exposed by either side: rkey -> region. */
@@ -63,8 +69,8 @@ public final class InMemoryPair implements AutoCloseable {
     private InMemoryPair(RpcRdmaOptions o, CallHandler handler) {
         chunkMemoryBytes = o.chunkMemoryBytes();
         registered = new RegisteredBuffers(o.registrationCacheBytes());
-        End c = new End(o.clientTakesBackwardChunks() ? o.rdmaDepth() : 0, o.receiveBuffers(true));
-        End s = new End(o.rdmaDepth(), o.receiveBuffers(false));
+        End c = new End(ConnectionSizing.clientTakesBackwardChunks(o) ? o.rdmaDepth() : 0, ConnectionSizing.receiveBuffers(o, true));
+        End s = new End(o.rdmaDepth(), ConnectionSizing.receiveBuffers(o, false));
         c.peer = s;
         s.peer = c;
         c.port.peer = s.port;
@@ -74,7 +80,7 @@ public final class InMemoryPair implements AutoCloseable {
         client = side(true, "in-memory client", o, c, conn -> {
             // as an RpcRdmaClient's: what the server knows it by once its backchannel is on
             conn.backchannel().clientInstance(new java.security.SecureRandom().nextLong() | 1);
-            conn.backchannel().backwardChunks(o.clientTakesBackwardChunks());
+            conn.backchannel().backwardChunks(ConnectionSizing.clientTakesBackwardChunks(o));
         });
         server = side(false, "in-memory server", o, s, conn -> conn.handler(handler));
         ConnectionAssembly.start(client, conn -> bind(c, conn));
@@ -85,16 +91,16 @@ public final class InMemoryPair implements AutoCloseable {
      * One side as an endpoint assembles it, over this pair's memory; both sides have the
      * options' inline threshold, as a negotiation between equal options gives.
      */
-    private Connection side(boolean isClient, String name, RpcRdmaOptions o, End end, Consumer<Connection> role) {
+    private ConnectionEngine side(boolean isClient, String name, RpcRdmaOptions o, End end, Consumer<ConnectionEngine> role) {
         int inline = o.inlineThreshold();
-        MemorySegment receiveMemory = arena.allocate((long) o.receiveBuffers(isClient) * inline);
+        MemorySegment receiveMemory = arena.allocate((long) ConnectionSizing.receiveBuffers(o, isClient) * inline);
         var assembly = new ConnectionAssembly(isClient, o, end, receiveMemory, new StatsCounters());
         return assembly.connection(name, new ConnectSettings(inline, inline, o.remoteInvalidation()),
-                arena.allocate((long) o.sendContexts(isClient) * inline), ADDRESS, role);
+                arena.allocate((long) ConnectionSizing.sendContexts(o, isClient) * inline), ADDRESS, role);
     }
 
     /** The end's half of binding a link: its deliveries and device work reach {@code conn}. */
-    private static void bind(End end, Connection conn) {
+    private static void bind(End end, ConnectionEngine conn) {
         end.conn = conn;
         end.port.conn = conn;
     }
@@ -111,11 +117,11 @@ public final class InMemoryPair implements AutoCloseable {
     }
 
     public Connection client() {
-        return client;
+        return client.connection();
     }
 
     public Connection server() {
-        return server;
+        return server.connection();
     }
 
     /** Memory for zero-copy chunks of either side's calls (see {@link RpcRdmaClient#allocateRegistered}). */
@@ -151,8 +157,8 @@ public final class InMemoryPair implements AutoCloseable {
     }
 
     /** One side's "QP": its end of the wire, and the memory it exposes. */
-    private final class End implements Link, RegisteredBuffer.Holder {
-        Connection conn;
+    private final class End implements Link, RegisteredMemory.Holder {
+        ConnectionEngine conn;
         final InMemoryWire.Port port;
         End peer;
         volatile boolean down;
@@ -240,11 +246,11 @@ public final class InMemoryPair implements AutoCloseable {
         }
 
         /** Registered buffers this side "registered" (as a PD would hold them). */
-        final java.util.Set<RegisteredBuffer> registrations = ConcurrentHashMap.newKeySet();
+        final java.util.Set<RegisteredMemory> registrations = ConcurrentHashMap.newKeySet();
 
         @Override
         public ChunkBuffer callerChunk(MemorySegment memory) {
-            RegisteredBuffer r = registered.use(memory, conn.counters());
+            RegisteredMemory r = registered.buffers().use(memory, conn.counters());
             if (r == null) {
                 return null;
             }
@@ -256,7 +262,7 @@ public final class InMemoryPair implements AutoCloseable {
         }
 
         @Override
-        public void forget(RegisteredBuffer r) {
+        public void forget(RegisteredMemory r) {
             if (registrations.remove(r)) {
                 conn.counters().registeredBufferDeregistrations.increment();
                 r.unregistered(this);
@@ -265,7 +271,7 @@ public final class InMemoryPair implements AutoCloseable {
 
         /** The pair is closing: every registration goes. */
         void forgetAll() {
-            for (RegisteredBuffer r : registrations) {
+            for (RegisteredMemory r : registrations) {
                 forget(r);
             }
         }

@@ -1,6 +1,7 @@
 package org.rpcrdma.transport;
 
 import java.lang.foreign.MemorySegment;
+import org.rpcrdma.transport.rpc.ConnectionEngine;
 
 /**
  * An RPC message (call or reply, starting at its XID) as it sits in a registered receive
@@ -15,7 +16,7 @@ public final class ReceivedMessage implements AutoCloseable {
     private final long placed;
     private final Runnable releaser;
     /** Set for a message in a receive buffer: released to it directly (no lambda per message). */
-    private Connection owner;
+    private ConnectionEngine owner;
     private int slot;
     private boolean released;
     /**
@@ -26,10 +27,7 @@ public final class ReceivedMessage implements AutoCloseable {
      */
     private static final long REUSED = Long.MIN_VALUE;
 
-    ReceivedMessage(MemorySegment bytes, Runnable releaser) {
-        this(bytes, releaser, -1);
-    }
-
+    /** A message whose release runs {@code releaser}. */
     ReceivedMessage(MemorySegment bytes, Runnable releaser, long placed) {
         this.bytes = bytes;
         this.releaser = releaser;
@@ -39,11 +37,7 @@ public final class ReceivedMessage implements AutoCloseable {
     }
 
     /** A message in receive buffer {@code slot} of {@code owner}; releasing it reposts that buffer. */
-    ReceivedMessage(MemorySegment bytes, Connection owner, int slot) {
-        this(bytes, owner, slot, -1);
-    }
-
-    ReceivedMessage(MemorySegment bytes, Connection owner, int slot, long placed) {
+    ReceivedMessage(MemorySegment bytes, ConnectionEngine owner, int slot, long placed) {
         this.bytes = bytes;
         this.releaser = null;
         this.placed = placed;
@@ -52,7 +46,7 @@ public final class ReceivedMessage implements AutoCloseable {
     }
 
     /** A message object to be {@link #reuse}d (for one connection's immediate handler). */
-    static ReceivedMessage reusable(Connection owner) {
+    static ReceivedMessage reusable(ConnectionEngine owner) {
         ReceivedMessage m = new ReceivedMessage(MemorySegment.NULL, owner, -1, REUSED);
         m.released = true;
         return m;

@@ -1,10 +1,7 @@
 package org.rpcrdma.transport;
 
-import java.lang.foreign.MemorySegment;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.atomic.LongAdder;
+import org.rpcrdma.transport.chunk.CallerBuffers;
+import org.rpcrdma.transport.chunk.RegistrationCache;
 
 /**
  * The registered-buffer allocator of one endpoint, for zero-copy users (RFC 8166 §3.4:
@@ -13,7 +10,7 @@ import java.util.concurrent.atomic.LongAdder;
  * the call's memory windows directly over the caller's bytes instead of copying them
  * through chunk memory ({@link RpcRdmaStats#zeroCopyExposures()} counts such chunks).
  *
- * <p>Other caller memory goes through the endpoint's {@link RegistrationCache} ({@link #cache()}):
+ * <p>Other caller memory goes through the endpoint's registration cache:
  * native memory of an arena with an observable lifetime is registered on first use and
  * kept, looked up by scope and address range (never by address alone: freed memory reused
  * at the same address would meet a stale registration, whose pinned pages the caller no
@@ -24,15 +21,11 @@ import java.util.concurrent.atomic.LongAdder;
  * never evicted, and closing one while a call exposes it is safe (the release waits).
  */
 public final class RegisteredBuffers implements AutoCloseable {
-    /** Live buffers by base address (disjoint ranges, so a floor lookup finds the only candidate). */
-    private final ConcurrentSkipListMap<Long, RegisteredBuffer> byAddress = new ConcurrentSkipListMap<>();
-    private final LongAdder allocated = new LongAdder();
-    private final LongAdder freed = new LongAdder();
-    private final RegistrationCache cache;
+    private final CallerBuffers buffers;
 
     /** @param cacheBytes the limit of the registration cache for other caller memory (0: none) */
     RegisteredBuffers(long cacheBytes) {
-        this.cache = new RegistrationCache(cacheBytes);
+        this.buffers = new CallerBuffers(cacheBytes);
     }
 
     /**
@@ -40,77 +33,37 @@ public final class RegisteredBuffers implements AutoCloseable {
      * Close it when done.
      */
     public RegisteredBuffer allocate(long bytes) {
-        if (bytes <= 0) {
-            throw new IllegalArgumentException("registered buffer of " + bytes + " bytes");
-        }
-        RegisteredBuffer b = new RegisteredBuffer(this::freed, bytes);
-        byAddress.put(b.segment().address(), b);
-        allocated.increment();
-        return b;
+        return new RegisteredBuffer(buffers.allocate(bytes));
     }
 
-    /** The buffer {@code m} lies in (a slice of its segment), or null for other memory. */
-    RegisteredBuffer find(MemorySegment m) {
-        if (!m.isNative() || byAddress.isEmpty()) {
-            return null;
-        }
-        Map.Entry<Long, RegisteredBuffer> e = byAddress.floorEntry(m.address());
-        return e != null && e.getValue().contains(m) ? e.getValue() : null;
-    }
-
-    /**
-     * The registered memory a call exposes {@code m} in, with a use taken (given back by the
-     * chunk's release): the allocator's buffer {@code m} lies in, else the cache's entry for
-     * it (made now on a miss); null if {@code m} is copied.
-     *
-     * @throws IllegalStateException if {@code m} lies in a registered buffer that was closed
-     */
-    RegisteredBuffer use(MemorySegment m, StatsCounters stats) {
-        RegisteredBuffer r = find(m);
-        if (r != null) {
-            r.use();
-            return r;
-        }
-        return cache.acquire(m, stats);
+    /** What the endpoint's connections register and look calls' memory up in. */
+    CallerBuffers buffers() {
+        return buffers;
     }
 
     /** The registration cache for caller memory that is not from {@link #allocate}. */
-    public RegistrationCache cache() {
-        return cache;
-    }
-
-    void freed(RegisteredBuffer b) {
-        if (byAddress.remove(b.segment().address(), b)) {
-            freed.increment();
-        }
+    RegistrationCache cache() {
+        return buffers.cache();
     }
 
     /** Buffers allocated and not yet freed (a closed one still exposed by a call counts). */
     public int live() {
-        return byAddress.size();
+        return buffers.live();
     }
 
     /** Buffers allocated so far. */
     public long allocated() {
-        return allocated.sum();
+        return buffers.allocated();
     }
 
     /** Buffers whose memory was freed (each exactly once). */
     public long freed() {
-        return freed.sum();
-    }
-
-    /** Buffers not yet freed, for the endpoint's connections to register. */
-    List<RegisteredBuffer> liveBuffers() {
-        return List.copyOf(byAddress.values());
+        return buffers.freed();
     }
 
     /** Closes every buffer still open and drops the cache's entries (the endpoint is closing). */
     @Override
     public void close() {
-        cache.close();
-        for (RegisteredBuffer b : byAddress.values()) {
-            b.close();
-        }
+        buffers.close();
     }
 }

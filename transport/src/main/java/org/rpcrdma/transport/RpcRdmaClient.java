@@ -7,6 +7,10 @@ import java.security.SecureRandom;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import org.rpcrdma.transport.endpoint.ClientAttachment;
+import org.rpcrdma.transport.endpoint.ClientReconnector;
+import org.rpcrdma.transport.rpc.ConnectionEngine;
+import org.rpcrdma.transport.rpc.FutureShapes;
 
 /**
  * The client endpoint: initiates an RC connection through rdma_cm, sends RFC 8797 private
@@ -31,7 +35,7 @@ import java.util.function.Consumer;
  * <p>The public API and what outlives connections (the instance id, the registered
  * buffers); making one connection is {@link ClientAttachment}'s, the hand-over between
  * connections (parked calls, reconnect, the backchannel's re-enabling)
- * {@link ClientReconnector}'s.
+ * {@code endpoint.ClientReconnector}'s.
  */
 public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RpcRdmaClient.class.getName());
@@ -63,13 +67,13 @@ public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
     }
 
     private ClientAttachment attach() {
-        return ClientAttachment.attach(server, options, registered, instanceId, reconnector::adopt);
+        return ClientAttachment.attach(server, options, registered.buffers(), instanceId, reconnector::adopt);
     }
 
     /** The current connection (after a loss, the lost one until a reconnect succeeds). */
     @Override
     public Connection connection() {
-        return reconnector.current().connection;
+        return reconnector.current().connection.connection();
     }
 
     /** Identifies this client to our server across reconnects (sent when enabling the backchannel). */
@@ -97,7 +101,7 @@ public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
     public RegisteredBuffer allocateRegistered(long bytes) {
         RegisteredBuffer b = registered.allocate(bytes);
         try {
-            reconnector.current().link.register(b);
+            reconnector.current().link.register(b.memory());
         } catch (RuntimeException e) {
             // the connection is going: the next one registers it at its first use
             LOG.log(Level.DEBUG, "registering {0} now failed: {1}", b, e.getMessage());
@@ -131,7 +135,7 @@ public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
      */
     @Override
     public ReceivedMessage callAndWait(MemorySegment rpcCall, CallOptions o) throws InterruptedException {
-        Connection c = reconnector.openConnection();
+        ConnectionEngine c = reconnector.openConnection();
         return c != null ? c.callAndWait(rpcCall, o) : FutureShapes.await(reconnector.call(rpcCall, o));
     }
 
@@ -143,7 +147,7 @@ public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
     @Override
     public <T> T callAndRead(MemorySegment rpcCall, CallOptions o, ReplyReader<T> reader) throws InterruptedException {
         Objects.requireNonNull(reader, "reader");
-        Connection c = reconnector.openConnection();
+        ConnectionEngine c = reconnector.openConnection();
         return c != null ? c.callAndRead(rpcCall, o, reader) : FutureShapes.read(reconnector.call(rpcCall, o), reader);
     }
 
@@ -154,7 +158,7 @@ public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
     @Override
     public void call(MemorySegment rpcCall, CallOptions o, ReplyCallback callback) {
         Objects.requireNonNull(callback, "callback");
-        Connection c = reconnector.openConnection();
+        ConnectionEngine c = reconnector.openConnection();
         if (c != null) {
             c.call(rpcCall, o, callback);
         } else {
@@ -205,7 +209,7 @@ public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
         if (a == null) {
             return;
         }
-        a.connection.close();
+        a.connection.connection().close();
         a.destroy();
         registered.close(); // ORDER: after the link deregistered them
     }

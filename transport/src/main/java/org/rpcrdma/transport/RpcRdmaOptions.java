@@ -33,48 +33,17 @@ public final class RpcRdmaOptions {
     /** Caller memory kept registered for zero copy: 64 MiB pinned at most (RegistrationCache). */
     public static final long DEFAULT_REGISTRATION_CACHE_BYTES = 64L << 20;
 
-    private final int inlineThreshold;
-    private final int credits;
-    private final int backwardCredits;
-    private final int backwardCallLimit;
-    private final boolean busyPoll;
-    private final int pollSpinMicros;
-    private final int connectTimeoutMillis;
-    private final long callTimeoutMillis;
-    private final int receiveBatch;
-    private final int signalEvery;
-    private final long backchannelWaitMillis;
-    private final int reconnectAttempts;
-    private final int maxChunkBytes;
-    private final int maxChunkSegments;
-    private final long chunkMemoryBytes;
-    private final int rdmaDepth;
-    private final boolean memoryWindows;
-    private final boolean remoteInvalidation;
-    private final boolean backwardChunks;
-    private final long registrationCacheBytes;
+    /** Every option's value: equality, hash and text are the record's. */
+    private record Values(int inlineThreshold, int credits, int backwardCredits, int backwardCallLimit,
+            boolean busyPoll, int pollSpinMicros, int connectTimeoutMillis, long callTimeoutMillis, int receiveBatch,
+            int signalEvery, long backchannelWaitMillis, int reconnectAttempts, int maxChunkBytes,
+            int maxChunkSegments, long chunkMemoryBytes, int rdmaDepth, boolean memoryWindows,
+            boolean remoteInvalidation, boolean backwardChunks, long registrationCacheBytes) {}
 
-    private RpcRdmaOptions(Builder b) {
-        inlineThreshold = b.inlineThreshold;
-        credits = b.credits;
-        backwardCredits = b.backwardCredits;
-        backwardCallLimit = b.backwardCallLimit;
-        busyPoll = b.busyPoll;
-        pollSpinMicros = b.pollSpinMicros;
-        connectTimeoutMillis = b.connectTimeoutMillis;
-        callTimeoutMillis = b.callTimeoutMillis;
-        receiveBatch = b.receiveBatch;
-        signalEvery = b.signalEvery;
-        backchannelWaitMillis = b.backchannelWaitMillis;
-        reconnectAttempts = b.reconnectAttempts;
-        maxChunkBytes = b.maxChunkBytes;
-        maxChunkSegments = b.maxChunkSegments;
-        chunkMemoryBytes = b.chunkMemoryBytes;
-        rdmaDepth = b.rdmaDepth;
-        memoryWindows = b.memoryWindows;
-        remoteInvalidation = b.remoteInvalidation;
-        backwardChunks = b.backwardChunks;
-        registrationCacheBytes = b.registrationCacheBytes;
+    private final Values v;
+
+    private RpcRdmaOptions(Values v) {
+        this.v = v;
     }
 
     /** A builder holding the {@link #defaults()}. */
@@ -104,102 +73,102 @@ public final class RpcRdmaOptions {
 
     /** See {@link Builder#inlineThreshold}. */
     public int inlineThreshold() {
-        return inlineThreshold;
+        return v.inlineThreshold();
     }
 
     /** See {@link Builder#credits}. */
     public int credits() {
-        return credits;
+        return v.credits();
     }
 
     /** See {@link Builder#backwardCredits}. */
     public int backwardCredits() {
-        return backwardCredits;
+        return v.backwardCredits();
     }
 
     /** See {@link Builder#backwardCallLimit}. */
     public int backwardCallLimit() {
-        return backwardCallLimit;
+        return v.backwardCallLimit();
     }
 
     /** See {@link Builder#busyPoll}. */
     public boolean busyPoll() {
-        return busyPoll;
+        return v.busyPoll();
     }
 
     /** See {@link Builder#pollSpinMicros}. */
     public int pollSpinMicros() {
-        return pollSpinMicros;
+        return v.pollSpinMicros();
     }
 
     /** See {@link Builder#connectTimeoutMillis}. */
     public int connectTimeoutMillis() {
-        return connectTimeoutMillis;
+        return v.connectTimeoutMillis();
     }
 
     /** See {@link Builder#callTimeoutMillis}. */
     public long callTimeoutMillis() {
-        return callTimeoutMillis;
+        return v.callTimeoutMillis();
     }
 
     /** See {@link Builder#receiveBatch}. */
     public int receiveBatch() {
-        return receiveBatch;
+        return v.receiveBatch();
     }
 
     /** See {@link Builder#signalEvery}. */
     public int signalEvery() {
-        return signalEvery;
+        return v.signalEvery();
     }
 
     /** See {@link Builder#backchannelWaitMillis}. */
     public long backchannelWaitMillis() {
-        return backchannelWaitMillis;
+        return v.backchannelWaitMillis();
     }
 
     /** See {@link Builder#reconnectAttempts}. */
     public int reconnectAttempts() {
-        return reconnectAttempts;
+        return v.reconnectAttempts();
     }
 
     /** See {@link Builder#maxChunkBytes}. */
     public int maxChunkBytes() {
-        return maxChunkBytes;
+        return v.maxChunkBytes();
     }
 
     /** See {@link Builder#maxChunkSegments}. */
     public int maxChunkSegments() {
-        return maxChunkSegments;
+        return v.maxChunkSegments();
     }
 
     /** See {@link Builder#chunkMemoryBytes}. */
     public long chunkMemoryBytes() {
-        return chunkMemoryBytes;
+        return v.chunkMemoryBytes();
     }
 
     /** See {@link Builder#rdmaDepth}. */
     public int rdmaDepth() {
-        return rdmaDepth;
+        return v.rdmaDepth();
     }
 
     /** See {@link Builder#memoryWindows}. */
     public boolean memoryWindows() {
-        return memoryWindows;
+        return v.memoryWindows();
     }
 
     /** See {@link Builder#remoteInvalidation}. */
     public boolean remoteInvalidation() {
-        return remoteInvalidation;
+        return v.remoteInvalidation();
     }
 
     /** See {@link Builder#backwardChunks}. */
     public boolean backwardChunks() {
-        return backwardChunks;
+        return v.backwardChunks();
     }
 
     /** See {@link Builder#registrationCacheBytes}. */
     public long registrationCacheBytes() {
-        return registrationCacheBytes;
+        return v.registrationCacheBytes();
     }
 
     /** These options with inlineThreshold set (validated as by {@link Builder#build()}). */
@@ -304,88 +273,17 @@ public final class RpcRdmaOptions {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof RpcRdmaOptions x
-                && inlineThreshold == x.inlineThreshold
-                && credits == x.credits
-                && backwardCredits == x.backwardCredits
-                && backwardCallLimit == x.backwardCallLimit
-                && busyPoll == x.busyPoll
-                && pollSpinMicros == x.pollSpinMicros
-                && connectTimeoutMillis == x.connectTimeoutMillis
-                && callTimeoutMillis == x.callTimeoutMillis
-                && receiveBatch == x.receiveBatch
-                && signalEvery == x.signalEvery
-                && backchannelWaitMillis == x.backchannelWaitMillis
-                && reconnectAttempts == x.reconnectAttempts
-                && maxChunkBytes == x.maxChunkBytes
-                && maxChunkSegments == x.maxChunkSegments
-                && chunkMemoryBytes == x.chunkMemoryBytes
-                && rdmaDepth == x.rdmaDepth
-                && memoryWindows == x.memoryWindows
-                && remoteInvalidation == x.remoteInvalidation
-                && backwardChunks == x.backwardChunks
-                && registrationCacheBytes == x.registrationCacheBytes;
+        return o instanceof RpcRdmaOptions x && v.equals(x.v);
     }
 
     @Override
     public int hashCode() {
-        return java.util.Objects.hash(inlineThreshold, credits, backwardCredits, backwardCallLimit, busyPoll,
-                pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery,
-                backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes,
-                rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes);
+        return v.hashCode();
     }
 
     @Override
     public String toString() {
-        return "RpcRdmaOptions["
-                + "inlineThreshold=" + inlineThreshold
-                + ", credits=" + credits
-                + ", backwardCredits=" + backwardCredits
-                + ", backwardCallLimit=" + backwardCallLimit
-                + ", busyPoll=" + busyPoll
-                + ", pollSpinMicros=" + pollSpinMicros
-                + ", connectTimeoutMillis=" + connectTimeoutMillis
-                + ", callTimeoutMillis=" + callTimeoutMillis
-                + ", receiveBatch=" + receiveBatch
-                + ", signalEvery=" + signalEvery
-                + ", backchannelWaitMillis=" + backchannelWaitMillis
-                + ", reconnectAttempts=" + reconnectAttempts
-                + ", maxChunkBytes=" + maxChunkBytes
-                + ", maxChunkSegments=" + maxChunkSegments
-                + ", chunkMemoryBytes=" + chunkMemoryBytes
-                + ", rdmaDepth=" + rdmaDepth
-                + ", memoryWindows=" + memoryWindows
-                + ", remoteInvalidation=" + remoteInvalidation
-                + ", backwardChunks=" + backwardChunks
-                + ", registrationCacheBytes=" + registrationCacheBytes + "]";
-    }
-
-    /**
-     * Client: whether it takes chunked backward calls, doing RDMA Reads and Writes for them
-     * (a backchannel with backward chunks on).
-     */
-    boolean clientTakesBackwardChunks() {
-        return backwardChunks && backwardCredits > 0;
-    }
-
-    /** Calls this side may have outstanding in its own direction: forward on a client, backward on a server. */
-    int ownCalls(boolean client) {
-        return client ? credits : backwardCallLimit;
-    }
-
-    /** Credits this side grants the peer: backward on a client, forward on a server. */
-    int peerCalls(boolean client) {
-        return client ? backwardCredits : credits;
-    }
-
-    /** Send contexts: enough for every call and reply that can be in flight at once. */
-    int sendContexts(boolean client) {
-        return ownCalls(client) + peerCalls(client) + 4;
-    }
-
-    /** Receive buffers: what must be posted plus headroom for messages being processed. */
-    int receiveBuffers(boolean client) {
-        return 2 * (ownCalls(client) + peerCalls(client)) + 2 * receiveBatch;
+        return "RpcRdmaOptions" + v.toString().substring("Values".length());
     }
 
     /**
@@ -418,26 +316,26 @@ public final class RpcRdmaOptions {
         }
 
         private Builder(RpcRdmaOptions o) {
-            inlineThreshold = o.inlineThreshold;
-            credits = o.credits;
-            backwardCredits = o.backwardCredits;
-            backwardCallLimit = o.backwardCallLimit;
-            busyPoll = o.busyPoll;
-            pollSpinMicros = o.pollSpinMicros;
-            connectTimeoutMillis = o.connectTimeoutMillis;
-            callTimeoutMillis = o.callTimeoutMillis;
-            receiveBatch = o.receiveBatch;
-            signalEvery = o.signalEvery;
-            backchannelWaitMillis = o.backchannelWaitMillis;
-            reconnectAttempts = o.reconnectAttempts;
-            maxChunkBytes = o.maxChunkBytes;
-            maxChunkSegments = o.maxChunkSegments;
-            chunkMemoryBytes = o.chunkMemoryBytes;
-            rdmaDepth = o.rdmaDepth;
-            memoryWindows = o.memoryWindows;
-            remoteInvalidation = o.remoteInvalidation;
-            backwardChunks = o.backwardChunks;
-            registrationCacheBytes = o.registrationCacheBytes;
+            inlineThreshold = o.v.inlineThreshold();
+            credits = o.v.credits();
+            backwardCredits = o.v.backwardCredits();
+            backwardCallLimit = o.v.backwardCallLimit();
+            busyPoll = o.v.busyPoll();
+            pollSpinMicros = o.v.pollSpinMicros();
+            connectTimeoutMillis = o.v.connectTimeoutMillis();
+            callTimeoutMillis = o.v.callTimeoutMillis();
+            receiveBatch = o.v.receiveBatch();
+            signalEvery = o.v.signalEvery();
+            backchannelWaitMillis = o.v.backchannelWaitMillis();
+            reconnectAttempts = o.v.reconnectAttempts();
+            maxChunkBytes = o.v.maxChunkBytes();
+            maxChunkSegments = o.v.maxChunkSegments();
+            chunkMemoryBytes = o.v.chunkMemoryBytes();
+            rdmaDepth = o.v.rdmaDepth();
+            memoryWindows = o.v.memoryWindows();
+            remoteInvalidation = o.v.remoteInvalidation();
+            backwardChunks = o.v.backwardChunks();
+            registrationCacheBytes = o.v.registrationCacheBytes();
         }
 
         /**
@@ -625,7 +523,7 @@ public final class RpcRdmaOptions {
         /**
          * The most bytes of ordinary caller memory (native segments of an arena, not from
          * {@link RpcRdmaClient#allocateRegistered}) an endpoint keeps registered so that calls expose it
-         * in place instead of copying it ({@link RegistrationCache}); least recently used entries go
+         * in place instead of copying it (a registration cache); least recently used entries go
          * first; 0: no cache, such memory is copied. 0 to 1 TiB, default 64 MiB.
          */
         public Builder registrationCacheBytes(long v) {
@@ -659,7 +557,10 @@ public final class RpcRdmaOptions {
             check("chunkMemoryBytes", chunkMemoryBytes, 0, 1L << 34);
             check("rdmaDepth", rdmaDepth, 1, 255);
             check("registrationCacheBytes", registrationCacheBytes, 0, 1L << 40);
-            return new RpcRdmaOptions(this);
+            return new RpcRdmaOptions(new Values(inlineThreshold, credits, backwardCredits, backwardCallLimit,
+                    busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery,
+                    backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes,
+                    rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes));
         }
 
         private static void check(String name, long v, long min, long max) {

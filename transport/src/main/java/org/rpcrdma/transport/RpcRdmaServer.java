@@ -8,6 +8,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.rpcrdma.transport.chunk.InvalidationPromise;
+import org.rpcrdma.transport.endpoint.ConnectionAssembly;
+import org.rpcrdma.transport.link.VerbsLink;
+import org.rpcrdma.transport.rpc.ConnectionSizing;
+import org.rpcrdma.transport.rpc.StatsCounters;
 import org.rpcrdma.transport.verbs.CmEvent;
 import org.rpcrdma.transport.verbs.CmId;
 import org.rpcrdma.transport.verbs.ConnectionParameters;
@@ -180,7 +185,7 @@ public final class RpcRdmaServer implements AutoCloseable {
         Connection c = null;
         boolean ok = false;
         try {
-            int receiveCount = o.receiveBuffers(false);
+            int receiveCount = ConnectionSizing.receiveBuffers(o, false);
             // RDMA Read depth (RFC 8166 §3.4: the responder reads the requester's read
             // chunks): no more than the client offered as its responder resources, the
             // device allows as initiator, and our option. rdma_cm hands the passive side the
@@ -193,8 +198,8 @@ public final class RpcRdmaServer implements AutoCloseable {
             int responderResources = Math.min(ev.responderResources(), Math.min(lim.maxQpRdAtom(), 255));
             LOG.log(Level.DEBUG, "connect request: RDMA Read depth {0} (client offered {1}), responder resources {2}",
                     depth, ev.initiatorDepth(), responderResources);
-            link = new VerbsLink(id, o.sendContexts(false), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
-                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered);
+            link = new VerbsLink(id, ConnectionSizing.sendContexts(o, false), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
+                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered.buffers());
             link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             // R (RFC 8797 §4.1): every rkey of ours may be invalidated by the peer's Send with
             // Invalidate (only when we expose through windows); we send one when it sets R too
@@ -208,8 +213,8 @@ public final class RpcRdmaServer implements AutoCloseable {
                         conn.handler(handler);
                         conn.backchannel().listener((bound, clientId) -> backchannel(clientId).bind(bound));
                         conn.holdSendsUntilAccepted();
-                    });
-            ConnectionAssembly.start(c, conn -> l.start(conn, "rpcrdma-server-cq"));
+                    }).connection();
+            ConnectionAssembly.start(c.engine(), conn -> l.start(conn, "rpcrdma-server-cq"));
             byId.put(id.handle().address(), new Accepted(id, link, c));
             connections.add(c);
             if (onConnect != null) {
@@ -217,7 +222,7 @@ public final class RpcRdmaServer implements AutoCloseable {
             }
             // rnr_retry 0, retry 7 (the client's own values rule its side).
             id.accept(new ConnectionParameters(mine.toBytes(), responderResources, depth, 7, 0));
-            c.accepted();
+            c.engine().accepted();
             ok = true;
         } catch (VirtualMachineError e) {
             throw e;
@@ -232,7 +237,7 @@ public final class RpcRdmaServer implements AutoCloseable {
                 byId.remove(id.handle().address());
                 if (c != null) {
                     connections.remove(c);
-                    c.onLinkLost(new RpcRdmaException("connection request rejected"));
+                    c.engine().onLinkLost(new RpcRdmaException("connection request rejected"));
                 }
                 try {
                     id.reject(null);
@@ -256,7 +261,7 @@ public final class RpcRdmaServer implements AutoCloseable {
             return;
         }
         connections.remove(a.connection());
-        a.connection().onLinkLost(new RpcRdmaException(why));
+        a.connection().engine().onLinkLost(new RpcRdmaException(why));
         a.link().destroy();
         a.id().close();
     }

@@ -37,6 +37,49 @@ class ApiSurfaceTest {
     private static final Map<String, Set<String>> QUALIFIED = Map.of(
             "org.rpcrdma.transport.wire", Set.of("org.rpcrdma.nfs4"));
 
+    /** The public types of the API package: what users name. Everything else is in an internal package. */
+    private static final Set<String> API_TYPES = Set.of("Backchannel", "BackchannelNotEnabledException",
+            "BidirectionalCaller", "CallHandler", "CallOptions", "CallTimeoutException", "ChunksUnavailableException",
+            "Connection", "ConnectionLostException", "DdpArgument", "InMemoryPair", "IncomingCall", "LinkClosedException",
+            "MalformedReplyException", "NativeFailureException", "Rdma", "RdmaErrorException", "ReceivedMessage",
+            "RegisteredBuffer", "RegisteredBuffers", "ReplyCallback", "ReplyReader", "ReplyRefusedException", "RpcCaller",
+            "RpcRdmaClient", "RpcRdmaException", "RpcRdmaOptions", "RpcRdmaServer", "RpcRdmaStats");
+
+    /** A connection is a facade: what a user calls, nothing the engine needs (that is its ConnectionEngine's). */
+    private static final Set<String> CONNECTION_METHODS = Set.of("abandonedCalls()", "call(MemorySegment,CallOptions)",
+            "call(MemorySegment,CallOptions,ReplyCallback)", "callAndRead(MemorySegment,CallOptions,ReplyReader)",
+            "callAndWait(MemorySegment,CallOptions)", "clientId()", "close()", "close(long,TimeUnit)", "connection()",
+            "enableBackchannel(CallHandler)", "heldReceives()", "isClient()", "isOpen()", "markBackchannelReady()",
+            "maxReplyBytes()", "outstandingCalls()", "ownCallHighWater()", "ownCallWindow()", "peerCallHighWater()",
+            "peerOutstandingCalls()", "postedReceives()", "rdmaDepth()", "receiveInlineThreshold()", "remoteAddress()",
+            "remoteInvalidation()", "sendInlineThreshold()", "serveBackwardCalls(CallHandler)", "stats()", "toString()",
+            "waitingCalls()");
+
+    @Test
+    void theApiPackageHoldsOnlyTypesUsersName() throws Exception {
+        Set<String> found = new TreeSet<>();
+        for (Class<?> c : apiClasses()) {
+            if (c.getPackageName().equals("org.rpcrdma.transport") && c.getEnclosingClass() == null) {
+                found.add(c.getSimpleName());
+            }
+        }
+        assertEquals(new TreeSet<>(API_TYPES), found, "public types of org.rpcrdma.transport");
+    }
+
+    @Test
+    void aConnectionIsAFacadeOfUserMethodsOnly() {
+        Set<String> found = new TreeSet<>();
+        for (Method m : Connection.class.getDeclaredMethods()) {
+            if (Modifier.isPublic(m.getModifiers()) && !m.isSynthetic() && !m.isBridge()) {
+                found.add(m.getName() + "(" + String.join(",", Arrays.stream(m.getParameterTypes())
+                        .map(Class::getSimpleName).toList()) + ")");
+            }
+        }
+        assertEquals(new TreeSet<>(CONNECTION_METHODS), found, "public methods of Connection");
+        assertEquals(List.of(), Arrays.stream(Connection.class.getConstructors()).map(Object::toString).toList(),
+                "public constructors of Connection");
+    }
+
     @Test
     void aConnectionPublishesNoProtocolNumbersOfItsOwn() {
         // the backchannel control program is the transport's business between our own ends

@@ -39,7 +39,7 @@ class BackchannelTest {
             CompletableFuture<ReceivedMessage> parked = bc.call(callMsg(7, 1, new byte[4]));
             assertTrue(held.get() != null && held.get().xid() == 7);
 
-            p.server().onLinkLost(new RpcRdmaException("test: link down"));
+            p.server().engine().onLinkLost(new RpcRdmaException("test: link down"));
             assertEquals(1, bc.waitingCalls(), "the outstanding backward call waits for the client");
             ExecutionException e = assertThrows(ExecutionException.class, () -> parked.get(5, TimeUnit.SECONDS));
             assertInstanceOf(ConnectionLostException.class, e.getCause());
@@ -63,7 +63,7 @@ class BackchannelTest {
             first.client().enableBackchannel(call -> { }).join(); // holds everything
             bc.bind(first.server());
             CompletableFuture<ReceivedMessage> f = bc.call(callMsg(0x99, 1, new byte[] {4, 3, 2, 1}));
-            first.server().onLinkLost(new RpcRdmaException("test: link down"));
+            first.server().engine().onLinkLost(new RpcRdmaException("test: link down"));
             assertEquals(1, bc.waitingCalls());
             second.client().enableBackchannel(echo()).join();
             bc.bind(second.server()); // the client is back on a new connection

@@ -9,7 +9,11 @@ import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.endpoint.ConnectionAssembly;
+import org.rpcrdma.transport.link.Link;
+import org.rpcrdma.transport.rpc.ConnectionEngine;
+import org.rpcrdma.transport.rpc.ConnectionParams;
+import org.rpcrdma.transport.rpc.StatsCounters;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.xdr.Xdr;
 
@@ -45,10 +49,10 @@ class BackwardCallCreditTest {
         int backwardLimit = 5;
         int forwardGrant = 32;
         int recv = backwardLimit + forwardGrant + 8;
-        Connection server = new Connection("server", new ConnectionParams(false, 1024, 1024, backwardLimit,
+        Connection server = new ConnectionEngine("server", new ConnectionParams(false, 1024, 1024, backwardLimit,
                 forwardGrant, false, 4, 0), link, ConnectionAssembly.receivePool(link, arena.allocate(recv * 1024L), recv, 1024,
-                4, stats), 48, arena.allocate(48L * 1024), stats);
-        server.start();
+                4, stats), 48, arena.allocate(48L * 1024), stats).connection();
+        server.engine().start();
         try {
             server.markBackchannelReady();
             server.call(callMsg(0x71, 1, new byte[8]));

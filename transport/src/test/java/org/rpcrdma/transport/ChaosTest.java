@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.rpcrdma.transport.rpc.CallRequest;
 import org.rpcrdma.xdr.Xdr;
 
 /**
@@ -45,10 +46,10 @@ class ChaosTest {
 
         LoopbackPair connect() {
             LoopbackPair p = new LoopbackPair(1024, 8, 4, 8, 0);
-            p.server.handler(serverHandler);
+            p.server.engine().handler(serverHandler);
             p.client.serveBackwardCalls(echo());
             p.server.markBackchannelReady();
-            p.client.orphanSink(os -> adopt(p, os));
+            p.client.engine().orphanSink(os -> adopt(p, os));
             all.add(p);
             return p;
         }
@@ -63,7 +64,7 @@ class ChaosTest {
                 }
                 next = current;
             }
-            orphans.forEach(next.client::submit);
+            orphans.forEach(next.client.engine()::submit);
         }
     }
 

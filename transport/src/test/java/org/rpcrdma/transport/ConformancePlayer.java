@@ -44,7 +44,7 @@ final class ConformancePlayer {
         static Resources of(Session s) {
             Connection c = s.dut();
             return new Resources(c.ownCallWindow(), c.outstandingCalls(), c.waitingCalls(), c.peerOutstandingCalls(),
-                    Math.max(0, c.requiredReceives() - c.postedReceives()), c.heldReceives(), s.exposures().getAsInt(),
+                    Math.max(0, c.engine().requiredReceives() - c.postedReceives()), c.heldReceives(), s.exposures().getAsInt(),
                     s.chunkBytes().getAsLong());
         }
 

@@ -59,7 +59,7 @@ class ConnectionLoopbackTest {
     @Test
     void forwardNullAndEcho() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
-            p.server.handler(echo());
+            p.server.engine().handler(echo());
             assertArrayEquals(new byte[0], results(p.client.call(callMsg(1, 100, new byte[0])).get(5, TimeUnit.SECONDS)));
             byte[] payload = "hello rdma".getBytes();
             assertArrayEquals(payload, results(p.client.callAndWait(callMsg(2, 100, payload),
@@ -71,7 +71,7 @@ class ConnectionLoopbackTest {
     @Test
     void backwardRefusedUntilEnabledThenWorks() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 4, 8)) {
-            p.server.handler(echo());
+            p.server.engine().handler(echo());
             assertThrows(BackchannelNotEnabledException.class, () -> p.server.call(callMsg(9, 200, new byte[0])));
             p.clientSide.sync();
             assertEquals(0, p.client.stats().callsReceived(), "nothing was put on the wire");
@@ -85,7 +85,7 @@ class ConnectionLoopbackTest {
     @Test
     void sameXidInFlightBothDirections() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 4, 8)) {
-            p.server.handler(echo());
+            p.server.engine().handler(echo());
             p.client.enableBackchannel(echo()).get(5, TimeUnit.SECONDS);
             p.server.call(callMsg(77, 1, new byte[] {9})).get(5, TimeUnit.SECONDS).release(); // window grows to 4
             // Replies are released as they arrive: a held message keeps its receive buffer.
@@ -107,7 +107,7 @@ class ConnectionLoopbackTest {
             // Responders answer later, from another thread, so calls pile up.
             java.util.concurrent.ExecutorService later = java.util.concurrent.Executors.newFixedThreadPool(2);
             CallHandler slowEcho = c -> later.execute(() -> echo().handle(c));
-            p.server.handler(slowEcho);
+            p.server.engine().handler(slowEcho);
             p.client.enableBackchannel(slowEcho).get(5, TimeUnit.SECONDS);
             List<CompletableFuture<Void>> all = new ArrayList<>();
             for (int i = 0; i < 500; i++) {
@@ -131,7 +131,7 @@ class ConnectionLoopbackTest {
     @Test
     void versionMismatchAnsweredWithErrVers() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 2, 8)) {
-            p.server.handler(echo());
+            p.server.engine().handler(echo());
             MemorySegment raw = MemorySegment.ofArray(new byte[28 + 40]);
             RpcRdmaEncoder.encodeInlineMsg(raw, 0, 5, 1);
             Xdr.putInt(raw, 4, 2); // rdma_vers 2
@@ -148,7 +148,7 @@ class ConnectionLoopbackTest {
     @Test
     void rdmaErrorFailsTheCallWithNamedError() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
-            p.server.handler(c -> { }); // never answers
+            p.server.engine().handler(c -> { }); // never answers
             CompletableFuture<ReceivedMessage> f = p.client.call(callMsg(0x33, 1, new byte[0]));
             p.serverSide.sync();
             MemorySegment err = MemorySegment.ofArray(new byte[20]);
@@ -180,8 +180,8 @@ class ConnectionLoopbackTest {
     @Test
     void creditViolatorIsDroppedOthersUnharmed() throws Exception {
         try (LoopbackPair bad = new LoopbackPair(1024, 8, 0, 2); LoopbackPair good = new LoopbackPair(1024, 8, 0, 2)) {
-            bad.server.handler(c -> { }); // holds calls, so each one stays outstanding
-            good.server.handler(echo());
+            bad.server.engine().handler(c -> { }); // holds calls, so each one stays outstanding
+            good.server.engine().handler(echo());
             for (int i = 0; i < 3; i++) { // a rogue client ignoring its 2 credits
                 MemorySegment raw = MemorySegment.ofArray(new byte[28 + 40]);
                 RpcRdmaEncoder.encodeInlineMsg(raw, 0, i, 8);
@@ -198,7 +198,7 @@ class ConnectionLoopbackTest {
     @Test
     void lossFailsPendingCallsWithConnectionLost() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
-            p.server.handler(c -> { });
+            p.server.engine().handler(c -> { });
             p.client.call(callMsg(1, 1, new byte[0]));
             p.clientSide.sync();
             p.serverSide.sync();
@@ -223,7 +223,7 @@ class ConnectionLoopbackTest {
     @Test
     void heldRepliesHoldBackNewCallsInsteadOfDroppingTheConnection() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) { // the client has 2 * 4 + 8 = 16 receive buffers
-            p.server.handler(echo());
+            p.server.engine().handler(echo());
             List<ReceivedMessage> held = new ArrayList<>();
             CompletableFuture<ReceivedMessage> parked = null;
             for (int i = 0; i < 30 && parked == null; i++) {
@@ -259,7 +259,7 @@ class ConnectionLoopbackTest {
     @Test
     void receivedBytesAreAMemorySegmentUntilReleased() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
-            p.server.handler(echo());
+            p.server.engine().handler(echo());
             ReceivedMessage m = p.client.call(callMsg(3, 1, new byte[] {7, 7, 7, 7})).get(5, TimeUnit.SECONDS);
             assertTrue(m.bytes().isNative(), "reply is read in place from the registered receive buffer");
             assertEquals(7, m.bytes().get(ValueLayout.JAVA_BYTE, 24));
@@ -272,7 +272,7 @@ class ConnectionLoopbackTest {
     void perCallAndDefaultTimeoutsFailTheCallAndTheLateReplyIsReleased() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8, 200)) { // default timeout 200 ms
             List<IncomingCall> held = new java.util.concurrent.CopyOnWriteArrayList<>();
-            p.server.handler(c -> {
+            p.server.engine().handler(c -> {
                 if (c.xid() == 0) {
                     echo().handle(c);
                 } else {

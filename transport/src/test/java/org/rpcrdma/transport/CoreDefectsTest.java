@@ -33,7 +33,13 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.endpoint.ConnectionAssembly;
+import org.rpcrdma.transport.link.Link;
+import org.rpcrdma.transport.rpc.BackchannelControl;
+import org.rpcrdma.transport.rpc.CallRequest;
+import org.rpcrdma.transport.rpc.ConnectionEngine;
+import org.rpcrdma.transport.rpc.ConnectionParams;
+import org.rpcrdma.transport.rpc.StatsCounters;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaEncoder;
 import org.rpcrdma.xdr.OncRpc;
@@ -147,13 +153,14 @@ class CoreDefectsTest {
         if (Thread.holdsLock(c)) {
             held.add("this");
         }
-        for (Field f : Connection.class.getDeclaredFields()) {
+        Object engine = c.engine();
+        for (Field f : ConnectionEngine.class.getDeclaredFields()) {
             if (Modifier.isStatic(f.getModifiers()) || f.getType().isPrimitive()) {
                 continue;
             }
             try {
                 f.setAccessible(true);
-                Object o = f.get(c);
+                Object o = f.get(engine);
                 if (o == null) {
                     continue;
                 }
@@ -186,10 +193,10 @@ class CoreDefectsTest {
             Arena arena = Arena.ofAuto();
             int recv = credits + backward + 8;
             StatsCounters stats = new StatsCounters();
-            conn = new Connection("fake-client", new ConnectionParams(true, 1024, 1024, credits, backward, false, 4, 0),
+            conn = new ConnectionEngine("fake-client", new ConnectionParams(true, 1024, 1024, credits, backward, false, 4, 0),
                     this, ConnectionAssembly.receivePool(this, arena.allocate(recv * 1024L), recv, 1024, 4, stats), 16,
-                    arena.allocate(16L * 1024), stats);
-            conn.start();
+                    arena.allocate(16L * 1024), stats).connection();
+            conn.engine().start();
         }
 
         @Override
@@ -226,15 +233,15 @@ class CoreDefectsTest {
                 if (s == null) {
                     break;
                 }
-                conn.arrivals().sendCompleted(s);
+                conn.engine().arrivals().sendCompleted(s);
             }
             Integer slot;
             synchronized (this) {
                 slot = posted.poll();
             }
             assertTrue(slot != null, "test setup: client has no receive posted");
-            MemorySegment.copy(msg, 0, conn.receiveBuffer(slot), 0, msg.byteSize());
-            conn.arrivals().received(slot, (int) msg.byteSize());
+            MemorySegment.copy(msg, 0, conn.engine().receiveBuffer(slot), 0, msg.byteSize());
+            conn.engine().arrivals().received(slot, (int) msg.byteSize());
         }
 
         /** The bytes of the last Send the client posted (transport header included). */
@@ -268,7 +275,7 @@ class CoreDefectsTest {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             AtomicInteger hold = new AtomicInteger(0);
             CallHandler echo = echo();
-            p.server.handler(echoOrHold(hold, held));
+            p.server.engine().handler(echoOrHold(hold, held));
             results(p.client.call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS)); // window 4
             hold.set(1);
             int rounds = 30;
@@ -307,7 +314,7 @@ class CoreDefectsTest {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             AtomicInteger hold = new AtomicInteger(0);
             CallHandler echo = echo();
-            p.server.handler(echoOrHold(hold, held));
+            p.server.engine().handler(echoOrHold(hold, held));
             results(p.client.call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS)); // window 4
             hold.set(1);
             List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
@@ -336,7 +343,7 @@ class CoreDefectsTest {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 4, 8)) {
             ConcurrentLinkedQueue<IncomingCall> serverHeld = new ConcurrentLinkedQueue<>();
             ConcurrentLinkedQueue<IncomingCall> clientHeld = new ConcurrentLinkedQueue<>();
-            p.server.handler(serverHeld::add);
+            p.server.engine().handler(serverHeld::add);
             p.client.enableBackchannel(clientHeld::add).get(5, TimeUnit.SECONDS);
             CompletableFuture<ReceivedMessage> backward = p.server.call(callMsg(5, 200, new byte[4]));
             CompletableFuture<ReceivedMessage> forward = p.client.call(callMsg(5, 100, new byte[4]));
@@ -384,7 +391,7 @@ class CoreDefectsTest {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             AtomicReference<Throwable> replyThrew = new AtomicReference<>();
             CallHandler echo = echo();
-            p.server.handler(c -> {
+            p.server.engine().handler(c -> {
                 byte mode = c.message().bytes().get(ValueLayout.JAVA_BYTE, 40);
                 switch (mode) {
                     case 'B' -> {
@@ -453,15 +460,13 @@ class CoreDefectsTest {
      * A call waiting for credit is handed over (to the orphan sink) at most once, even when
      * the connection is lost while another thread releases a credit (before the split, failAll ignored
      * the result of credits.cancel(p)). The interleaving is forced: the test holds the
-     * monitor that guards credits and waiting calls (the requester's; reflection) while the
+     * monitor that guards credits and waiting calls (the requester's) while the
      * client's completion thread, releasing the credit of a matched reply, blocks on it;
      * still holding it, the test declares the connection lost (as the CM event thread
      * would), then lets go.
      */
     @Test
     void defect4_callNeverHandedOverTwiceWhenLossRacesCreditRelease() throws Exception {
-        Field cwField = Connection.class.getDeclaredField("requester"); // the requester's lock guards credits and waiting calls
-        cwField.setAccessible(true);
         List<String> problems = new ArrayList<>();
         int rounds = 0;
         int forced = 0;
@@ -469,11 +474,11 @@ class CoreDefectsTest {
             rounds++;
             try (LoopbackPair p = new LoopbackPair(1024, 1, 0, 1)) { // window 1
                 ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-                p.server.handler(held::add);
+                p.server.engine().handler(held::add);
                 Map<CompletableFuture<ReceivedMessage>, Integer> handed = Collections.synchronizedMap(new IdentityHashMap<>());
                 List<String> roundProblems = Collections.synchronizedList(new ArrayList<>());
                 RuntimeException taken = new RuntimeException("taken by the orphan sink");
-                p.client.orphanSink(os -> {
+                p.client.engine().orphanSink(os -> {
                     for (CallRequest o : os) {
                         int k = handed.merge(o.future(), 1, Integer::sum);
                         if (k > 1) {
@@ -490,13 +495,13 @@ class CoreDefectsTest {
                 assertTrue(await(() -> held.size() == 1, 5000));
                 fs.add(p.client.call(callMsg(2, 1, new byte[4]))); // waits for credit
                 fs.add(p.client.call(callMsg(3, 1, new byte[4]))); // waits for credit
-                Object creditWaiters = cwField.get(p.client);
+                Object creditWaiters = p.client.engine().requester(); // its lock guards credits and waiting calls
                 synchronized (creditWaiters) {
                     echo().handle(held.poll()); // reply to call 1: the client thread releases its credit to call 2
                     if (await(() -> clientThread.getState() == Thread.State.BLOCKED, 2000)) {
                         forced++;
                     }
-                    p.client.onLinkLost(new RpcRdmaException("test: link lost")); // reentrant: we hold the monitor
+                    p.client.engine().onLinkLost(new RpcRdmaException("test: link lost")); // reentrant: we hold the monitor
                 }
                 p.clientSide.sync();
                 for (var f : fs) {
@@ -529,11 +534,11 @@ class CoreDefectsTest {
             while (System.nanoTime() < deadline && problems.isEmpty()) {
                 rounds++;
                 try (LoopbackPair p = new LoopbackPair(1024, 2, 0, 2)) {
-                    p.server.handler(echo());
+                    p.server.engine().handler(echo());
                     Map<CompletableFuture<ReceivedMessage>, Integer> handed = Collections.synchronizedMap(new IdentityHashMap<>());
                     List<String> roundProblems = Collections.synchronizedList(new ArrayList<>());
                     RuntimeException taken = new RuntimeException("taken by the orphan sink");
-                    p.client.orphanSink(os -> {
+                    p.client.engine().orphanSink(os -> {
                         for (CallRequest o : os) {
                             int k = handed.merge(o.future(), 1, Integer::sum);
                             if (k > 1) {
@@ -558,7 +563,7 @@ class CoreDefectsTest {
                     }
                     int target = 1 + rnd.nextInt(40);
                     await(() -> p.client.stats().repliesReceived() >= target, 2000);
-                    p.client.onLinkLost(new RpcRdmaException("test: link lost"));
+                    p.client.engine().onLinkLost(new RpcRdmaException("test: link lost"));
                     for (var t : tasks) {
                         t.get(5, TimeUnit.SECONDS);
                     }
@@ -593,7 +598,7 @@ class CoreDefectsTest {
         FakePeer peer = new FakePeer(8, 0);
         Connection c = peer.conn;
         List<String> violations = new CopyOnWriteArrayList<>();
-        c.orphanSink(os -> {
+        c.engine().orphanSink(os -> {
             List<String> h = locksHeld(c);
             if (!h.isEmpty()) {
                 violations.add("orphan sink ran holding " + h);
@@ -631,7 +636,7 @@ class CoreDefectsTest {
     @Test
     void defect11_strayReplyDoesNotChangeTheWindow() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 2, 8)) {
-            p.server.handler(echo());
+            p.server.engine().handler(echo());
             results(p.client.call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS));
             assertEquals(8, p.client.ownCallWindow(), "test setup: window grew to 8");
             MemorySegment raw = rdmaMsg(99, 1, acceptedReply(99, OncRpc.SUCCESS, 0));

@@ -27,6 +27,11 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.rpcrdma.transport.link.LinkCompletions;
+import org.rpcrdma.transport.link.LinkGate;
+import org.rpcrdma.transport.link.LinkHardware;
+import org.rpcrdma.transport.link.VerbsLink;
+import org.rpcrdma.transport.link.WorkRequests;
 import org.rpcrdma.xdr.OncRpc;
 import org.rpcrdma.xdr.Xdr;
 
@@ -125,7 +130,7 @@ class LinkTeardownVerbsTest {
                 default -> { // as RpcRdmaServer.drop does on DISCONNECTED
                     Connection sc = serverConn.get();
                     assertNotNull(sc, "no server connection");
-                    sc.onLinkLost(new RpcRdmaException("test: dropped"));
+                    sc.engine().onLinkLost(new RpcRdmaException("test: dropped"));
                     linkOf(sc).destroy();
                 }
             }
@@ -256,7 +261,7 @@ class LinkTeardownVerbsTest {
             VerbsLink link = linkOf(sc);
             MemorySegment sendBuffer = link.sendMemory().asSlice(0, 64);
             long t0 = System.nanoTime();
-            sc.onLinkLost(new RpcRdmaException("test: dropped")); // as RpcRdmaServer.drop: lost, then destroy
+            sc.engine().onLinkLost(new RpcRdmaException("test: dropped")); // as RpcRdmaServer.drop: lost, then destroy
             link.destroy(); // the poller is in the handler: the join times out, destroy frees anyway
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             assertTrue(ms < 20_000, "destroy took " + ms + " ms with the poller stuck in a handler");

@@ -6,7 +6,11 @@ import java.util.ArrayDeque;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.endpoint.ConnectionAssembly;
+import org.rpcrdma.transport.link.Link;
+import org.rpcrdma.transport.rpc.ConnectionEngine;
+import org.rpcrdma.transport.rpc.ConnectionParams;
+import org.rpcrdma.transport.rpc.StatsCounters;
 
 /**
  * Two {@link Connection}s joined by an in-memory "RC QP": a Send copies into a receive the
@@ -34,18 +38,18 @@ final class LoopbackPair implements AutoCloseable {
         serverSide.peer = clientSide;
         StatsCounters cs = new StatsCounters();
         StatsCounters ss = new StatsCounters();
-        client = new Connection("client", new ConnectionParams(true, inline, inline, clientCredits, backwardCredits,
+        client = new ConnectionEngine("client", new ConnectionParams(true, inline, inline, clientCredits, backwardCredits,
                 false, 4, callTimeoutMillis), clientSide,
                 ConnectionAssembly.receivePool(clientSide, arena.allocate((long) cRecv * inline), cRecv, inline, 4, cs), 16,
-                arena.allocate(16L * inline), cs);
-        server = new Connection("server", new ConnectionParams(false, inline, inline, Math.max(1, backwardCredits),
+                arena.allocate(16L * inline), cs).connection();
+        server = new ConnectionEngine("server", new ConnectionParams(false, inline, inline, Math.max(1, backwardCredits),
                 serverCredits, false, 4, callTimeoutMillis), serverSide,
                 ConnectionAssembly.receivePool(serverSide, arena.allocate((long) sRecv * inline), sRecv, inline, 4, ss), 16,
-                arena.allocate(16L * inline), ss);
+                arena.allocate(16L * inline), ss).connection();
         clientSide.conn = client;
         serverSide.conn = server;
-        clientSide.exec.execute(client::start);
-        serverSide.exec.execute(server::start);
+        clientSide.exec.execute(client.engine()::start);
+        serverSide.exec.execute(server.engine()::start);
         clientSide.sync();
         serverSide.sync();
     }
@@ -66,7 +70,7 @@ final class LoopbackPair implements AutoCloseable {
         public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {
             deliver(buffer, length);
             if (signalled) {
-                exec.execute(() -> conn.arrivals().sendCompleted(slot));
+                exec.execute(() -> conn.engine().arrivals().sendCompleted(slot));
             }
         }
 
@@ -86,9 +90,9 @@ final class LoopbackPair implements AutoCloseable {
             }
             int slot = r;
             // Receives land in the receiving connection's own pool buffers.
-            MemorySegment dst = peer.conn.receiveBuffer(slot);
+            MemorySegment dst = peer.conn.engine().receiveBuffer(slot);
             MemorySegment.copy(buffer, 0, dst, 0, length);
-            peer.exec.execute(() -> peer.conn.arrivals().received(slot, length));
+            peer.exec.execute(() -> peer.conn.engine().arrivals().received(slot, length));
         }
 
         @Override
@@ -107,8 +111,8 @@ final class LoopbackPair implements AutoCloseable {
             }
             down = true;
             peer.down = true;
-            exec.execute(() -> conn.onLinkLost(new RpcRdmaException("disconnected")));
-            peer.exec.execute(() -> peer.conn.onLinkLost(new RpcRdmaException("peer disconnected")));
+            exec.execute(() -> conn.engine().onLinkLost(new RpcRdmaException("disconnected")));
+            peer.exec.execute(() -> peer.conn.engine().onLinkLost(new RpcRdmaException("peer disconnected")));
         }
 
         void sync() {

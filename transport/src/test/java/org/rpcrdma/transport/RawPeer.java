@@ -6,7 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.chunk.ChunkBuffer;
+import org.rpcrdma.transport.rpc.Unmarshal;
 
 /**
  * The far end of a conformance session: a {@link Connection} of a real endpoint (or of an

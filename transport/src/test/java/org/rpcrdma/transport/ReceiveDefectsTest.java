@@ -25,6 +25,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.rpcrdma.transport.rpc.CallFuture;
+import org.rpcrdma.transport.rpc.ConnectionSizing;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.WriteList;
@@ -211,7 +213,7 @@ class ReceiveDefectsTest {
             // the responder writes a SYSTEM_ERR reply into the Reply chunk, then answers RDMA_NOMSG
             // returning the Reply chunk's length and the write chunk as it was offered
             MemorySegment r = reply(4, OncRpc.SYSTEM_ERR);
-            org.rpcrdma.transport.core.ChunkBuffer b = RawAccess.link(p.server()).allocateChunk(r.byteSize());
+            org.rpcrdma.transport.chunk.ChunkBuffer b = RawAccess.link(p.server()).allocateChunk(r.byteSize());
             b.segment().copyFrom(r);
             RawAccess.link(p.server()).postWrite(0, b, 0, (int) r.byteSize(), offered.replyChunk().handle(0),
                     offered.replyChunk().offset(0));
@@ -389,7 +391,7 @@ class ReceiveDefectsTest {
             assertEquals(1, p.server().stats().unmatchedBackwardReplies());
             held.get(0).reply(reply(0x42, OncRpc.SUCCESS));
             get(f).release();
-            assertEquals(RAW.ownCalls(true), p.client().ownCallWindow(), "the client's window is the server's grant");
+            assertEquals(ConnectionSizing.ownCalls(RAW, true), p.client().ownCallWindow(), "the client's window is the server's grant");
             quiet(p);
         }
     }
@@ -475,12 +477,12 @@ class ReceiveDefectsTest {
             assertEquals(3000, m.bytes().byteSize());
             m.release();
             assertEquals(1, p.client().stats().repliesThroughReplyChunk());
-            assertEquals(RAW.ownCalls(true), p.client().ownCallWindow(),
+            assertEquals(ConnectionSizing.ownCalls(RAW, true), p.client().ownCallWindow(),
                     "an RDMA_NOMSG reply's rdma_credit is the responder's grant (RFC 8166 §3.3.3)");
             assertEquals(0, p.client().stats().creditsIgnored(), "a credit value used as a grant counted as ignored");
             // RDMA_DONE tells no direction (it carries no RPC message): its credit value is ignored
             RawAccess.send(p.server(), words(0x62, 1, 1, RpcRdma.RDMA_DONE));
-            assertEquals(RAW.ownCalls(true), p.client().ownCallWindow());
+            assertEquals(ConnectionSizing.ownCalls(RAW, true), p.client().ownCallWindow());
             assertEquals(1, p.client().stats().creditsIgnored());
             quiet(p);
         }

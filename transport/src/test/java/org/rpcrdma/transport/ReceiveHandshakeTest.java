@@ -10,9 +10,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.core.Link;
-import org.rpcrdma.transport.core.ReceivePool;
-import org.rpcrdma.transport.core.ReceiveQueue;
+import org.rpcrdma.transport.endpoint.ConnectionAssembly;
+import org.rpcrdma.transport.link.Link;
+import org.rpcrdma.transport.rpc.ConnectionEngine;
+import org.rpcrdma.transport.rpc.ConnectionParams;
+import org.rpcrdma.transport.rpc.ReceivePool;
+import org.rpcrdma.transport.rpc.ReceiveQueue;
+import org.rpcrdma.transport.rpc.StatsCounters;
 import org.rpcrdma.xdr.OncRpc;
 import org.rpcrdma.xdr.Xdr;
 
@@ -56,7 +60,7 @@ class ReceiveHandshakeTest {
 
         @Override
         public boolean ensurePosted(int required) {
-            asked.add(new int[] {required, conn.requiredReceives()});
+            asked.add(new int[] {required, conn.engine().requiredReceives()});
             return !refuse && pool.ensurePosted(required);
         }
 
@@ -116,9 +120,9 @@ class ReceiveHandshakeTest {
         StatsCounters stats = new StatsCounters();
         int recv = credits + grant + 8;
         Watching w = new Watching(ConnectionAssembly.receivePool(link, arena.allocate(recv * 1024L), recv, 1024, 1, stats));
-        w.conn = new Connection("handshake", new ConnectionParams(true, 1024, 1024, credits, grant, false, 4, 0), link, w,
-                16, arena.allocate(16L * 1024), stats);
-        w.conn.start();
+        w.conn = new ConnectionEngine("handshake", new ConnectionParams(true, 1024, 1024, credits, grant, false, 4, 0), link, w,
+                16, arena.allocate(16L * 1024), stats).connection();
+        w.conn.engine().start();
         return w;
     }
 
@@ -133,7 +137,7 @@ class ReceiveHandshakeTest {
             int[] a = w.asked.get(0);
             assertEquals(1 + 2, a[0], "receives asked for: its reply + the grant");
             assertEquals(a[0], a[1], "the requester had published its need before it counted the posted receives");
-            assertEquals(1 + 2, w.conn.requiredReceives());
+            assertEquals(1 + 2, w.conn.engine().requiredReceives());
             w.conn.close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
         }
     }
@@ -147,7 +151,7 @@ class ReceiveHandshakeTest {
             assertFalse(f.isDone());
             assertTrue(w.asked.size() >= 1);
             assertEquals(3, w.asked.get(0)[1], "published while it was counted");
-            assertEquals(2, w.conn.requiredReceives(), "not sent: only the grant is needed");
+            assertEquals(2, w.conn.engine().requiredReceives(), "not sent: only the grant is needed");
             w.conn.close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
         }
     }

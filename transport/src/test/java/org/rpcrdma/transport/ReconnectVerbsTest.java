@@ -118,7 +118,7 @@ class ReconnectVerbsTest {
         assertTrue(waitFor(() -> h.seen.size() == 1), "client saw " + h.seen);
 
         // the client loses its link (not a close): it must come back for the backchannel
-        client.connection().onLinkLost(new RpcRdmaException("test: link down"));
+        client.connection().engine().onLinkLost(new RpcRdmaException("test: link down"));
 
         assertArrayEquals(args, results(f.get(60, TimeUnit.SECONDS)));
         assertEquals(2, h.count(0x99), "backward XID 0x99 sent on both connections: " + h.seen);
@@ -193,7 +193,7 @@ class ReconnectVerbsTest {
         Connection firstServerSide = bc.connection();
 
         refuse.set(true);
-        client.connection().onLinkLost(new RpcRdmaException("test: link down"));
+        client.connection().engine().onLinkLost(new RpcRdmaException("test: link down"));
         assertTrue(waitFor(() -> client.failedReconnects() > 3), "the client tried " + client.failedReconnects()
                 + " times");
         refuse.set(false);

@@ -25,7 +25,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.chunk.ChunkBuffer;
+import org.rpcrdma.transport.chunk.RegistrationCache;
+import org.rpcrdma.transport.rpc.CallFuture;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 
 /**

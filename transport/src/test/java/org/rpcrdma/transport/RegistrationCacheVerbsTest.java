@@ -20,7 +20,9 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.core.ChunkBuffer;
+import org.rpcrdma.transport.chunk.ChunkBuffer;
+import org.rpcrdma.transport.chunk.RegistrationCache;
+import org.rpcrdma.transport.rpc.CallFuture;
 import org.rpcrdma.transport.verbs.LiveResources;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 

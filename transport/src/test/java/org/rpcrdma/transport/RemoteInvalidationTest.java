@@ -161,7 +161,7 @@ class RemoteInvalidationTest {
             assertEquals(1, p.exposedCount(), "held for the reply");
             p.client().close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
             assertEquals(0, p.exposedCount(), "withdrawn with the connection");
-            assertFalse(buf.inUse(), "no use of the buffer left behind");
+            assertFalse(buf.memory().inUse(), "no use of the buffer left behind");
             buf.close();
             assertFalse(buf.segment().scope().isAlive(), "so closing it frees it");
         }

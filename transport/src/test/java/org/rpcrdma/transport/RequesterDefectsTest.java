@@ -29,6 +29,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.rpcrdma.transport.CoreDefectsTest.FakePeer;
+import org.rpcrdma.transport.rpc.CallSweep;
 import org.rpcrdma.xdr.OncRpc;
 import org.rpcrdma.xdr.Xdr;
 
@@ -67,7 +68,7 @@ class RequesterDefectsTest {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             AtomicInteger hold = new AtomicInteger(1);
-            p.server.handler(echoOrHold(hold, held));
+            p.server.engine().handler(echoOrHold(hold, held));
             // a new connection's window is 1: the second call waits for the first one's reply
             CompletableFuture<ReceivedMessage> first = p.client.call(callMsg(1, 1, new byte[4]));
             assertTrue(await(() -> held.size() == 1, 5000), "the first call reached the server");
@@ -99,7 +100,7 @@ class RequesterDefectsTest {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             AtomicInteger hold = new AtomicInteger(1);
-            p.server.handler(echoOrHold(hold, held));
+            p.server.engine().handler(echoOrHold(hold, held));
             CompletableFuture<ReceivedMessage> first = p.client.call(callMsg(1, 1, new byte[4]));
             assertTrue(await(() -> held.size() == 1, 5000), "the first call reached the server");
             Arena shared = Arena.ofShared();
@@ -226,8 +227,8 @@ class RequesterDefectsTest {
         try (LoopbackPair a = new LoopbackPair(1024, 4, 0, 4); LoopbackPair b = new LoopbackPair(1024, 4, 0, 4)) {
             ConcurrentLinkedQueue<IncomingCall> heldA = new ConcurrentLinkedQueue<>();
             ConcurrentLinkedQueue<IncomingCall> heldB = new ConcurrentLinkedQueue<>();
-            a.server.handler(heldA::add);
-            b.server.handler(heldB::add);
+            a.server.engine().handler(heldA::add);
+            b.server.engine().handler(heldB::add);
             CountDownLatch release = new CountDownLatch(1);
             CountDownLatch blocking = new CountDownLatch(1);
             a.client.call(callMsg(1, 1, new byte[4]),
@@ -259,7 +260,7 @@ class RequesterDefectsTest {
     void aContinuationThatJoinsATimedCallSeesItTimeOut() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            p.server.handler(held::add);
+            p.server.engine().handler(held::add);
             AtomicReference<Throwable> joined = new AtomicReference<>();
             CountDownLatch done = new CountDownLatch(1);
             p.client.call(callMsg(1, 1, new byte[4]),
@@ -281,7 +282,7 @@ class RequesterDefectsTest {
     void aTimeoutOfZeroMeansNoneForEveryCallShape() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            p.server.handler(held::add);
+            p.server.engine().handler(held::add);
             answerWhenHeld(held, 300);
             ReceivedMessage m = p.client.callAndWait(callMsg(1, 1, new byte[] {1, 2, 3, 4}),
                     CallOptions.timeout(0, TimeUnit.SECONDS));
@@ -306,7 +307,7 @@ class RequesterDefectsTest {
     @Test
     void aNegativeTimeoutIsRefusedByEveryCallShape() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
-            p.server.handler(echo());
+            p.server.engine().handler(echo());
             MemorySegment call = callMsg(1, 1, new byte[4]);
             List<Throwable> refused = new ArrayList<>();
             refused.add(assertThrows(IllegalArgumentException.class,
@@ -374,7 +375,7 @@ class RequesterDefectsTest {
         ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
         try (InMemoryPair before = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(4096), held::add);
                 InMemoryPair after = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), echo())) {
-            before.client().orphanSink(orphans -> orphans.forEach(after.client()::submit));
+            before.client().engine().orphanSink(orphans -> orphans.forEach(after.client().engine()::submit));
             CompletableFuture<ReceivedMessage> first = before.client().call(callMsg(1, 1, new byte[4]));
             byte[] args = ChunkTest.pattern(2000, 9);
             // window 1 on a new connection: this call waits, fitting inline both ways at 4 KiB
@@ -383,7 +384,7 @@ class RequesterDefectsTest {
             assertEquals(1, before.client().waitingCalls());
             assertEquals(0, before.client().stats().longCallsSent());
 
-            before.client().onLinkLost(new RpcRdmaException("test: the server restarted"));
+            before.client().engine().onLinkLost(new RpcRdmaException("test: the server restarted"));
 
             assertInstanceOf(ConnectionLostException.class, failureOf(first, 5000), "sent without retry: lost");
             ReceivedMessage m = parked.get(5, TimeUnit.SECONDS);

@@ -51,7 +51,7 @@ class ReusableCallTest {
      * a single abandoned call would hold every credit and reset the connection.
      */
     private static void opensTheWindow(LoopbackPair p) throws Exception {
-        p.server.handler(echo());
+        p.server.engine().handler(echo());
         p.client.callAndRead(callMsg(1, 1, ARGS),
                 CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallTest::resultBytes);
         assertEquals(4, p.client.ownCallWindow());
@@ -60,12 +60,12 @@ class ReusableCallTest {
     @Test
     void callAndReadReadsTheReplyInPlaceAndUsesItsSlotAgain() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
-            p.server.handler(echo());
+            p.server.engine().handler(echo());
             for (int i = 0; i < 5; i++) {
                 byte[] got = p.client.callAndRead(callMsg(10 + i, 1, ARGS),
                         CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallTest::resultBytes);
                 assertArrayEquals(ARGS, got);
-                assertEquals(1, p.client.freeCallSlots(), "one slot, back in the pool after each call");
+                assertEquals(1, p.client.engine().freeCallSlots(), "one slot, back in the pool after each call");
             }
             p.clientSide.sync();
             assertEquals(0, p.client.heldReceives(), "every reply's receive buffer went back after its reader");
@@ -76,7 +76,7 @@ class ReusableCallTest {
     @Test
     void aReaderThatThrowsStillReleasesTheReplyAndTheSlot() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
-            p.server.handler(echo());
+            p.server.engine().handler(echo());
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> p.client.callAndRead(
                     callMsg(1, 1, ARGS), CallOptions.timeout(5, TimeUnit.SECONDS), r -> {
                         throw new IllegalStateException("reader failed");
@@ -84,7 +84,7 @@ class ReusableCallTest {
             assertEquals("reader failed", e.getMessage());
             p.clientSide.sync();
             assertEquals(0, p.client.heldReceives());
-            assertEquals(1, p.client.freeCallSlots());
+            assertEquals(1, p.client.engine().freeCallSlots());
             assertArrayEquals(ARGS, p.client.callAndRead(callMsg(2, 1, ARGS),
                     CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallTest::resultBytes));
         }
@@ -95,23 +95,23 @@ class ReusableCallTest {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             opensTheWindow(p);
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            p.server.handler(holding(held));
+            p.server.engine().handler(holding(held));
             CallTimeoutException e = assertThrows(CallTimeoutException.class, () -> p.client.callAndRead(callMsg(7, 1, ARGS),
                     CallOptions.timeout(100, TimeUnit.MILLISECONDS), ReusableCallTest::resultBytes));
             assertTrue(e.getMessage().contains("0x7"), e.getMessage());
             assertEquals(1, p.client.stats().abandonedCalls());
-            assertEquals(0, p.client.freeCallSlots(), "the abandoned slot is still the requester's: not pooled");
+            assertEquals(0, p.client.engine().freeCallSlots(), "the abandoned slot is still the requester's: not pooled");
             assertTrue(await(() -> !held.isEmpty(), 5000));
             echo().handle(held.poll()); // the late answer
             assertTrue(await(() -> p.client.stats().lateReplies() == 1, 5000), () -> "the late reply is released: " + p.client.stats() + " outstanding=" + p.client.outstandingCalls() + " held=" + held.size());
             p.clientSide.sync();
             assertEquals(0, p.client.heldReceives());
             assertEquals(0, p.client.outstandingCalls());
-            assertEquals(0, p.client.freeCallSlots(), "the abandoned slot is dropped, not reused");
-            p.server.handler(echo());
+            assertEquals(0, p.client.engine().freeCallSlots(), "the abandoned slot is dropped, not reused");
+            p.server.engine().handler(echo());
             assertArrayEquals(ARGS, p.client.callAndRead(callMsg(8, 1, ARGS),
                     CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallTest::resultBytes));
-            assertEquals(1, p.client.freeCallSlots());
+            assertEquals(1, p.client.engine().freeCallSlots());
         }
     }
 
@@ -119,7 +119,7 @@ class ReusableCallTest {
     void anInterruptedCallAndReadIsAbandoned() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            p.server.handler(holding(held));
+            p.server.engine().handler(holding(held));
             AtomicReference<Throwable> outcome = new AtomicReference<>();
             Thread caller = Thread.ofPlatform().start(() -> {
                 try {
@@ -159,7 +159,7 @@ class ReusableCallTest {
     @Test
     void aCallbackCallGetsItsReplyOnceAndItsSlotGoesBack() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
-            p.server.handler(echo());
+            p.server.engine().handler(echo());
             Outcome o = new Outcome();
             for (int i = 0; i < 3; i++) {
                 p.client.call(callMsg(20 + i, 1, ARGS), o);
@@ -170,7 +170,7 @@ class ReusableCallTest {
             p.clientSide.sync();
             assertNull(o.failure.get());
             assertEquals(3, o.calls.get());
-            assertEquals(1, p.client.freeCallSlots());
+            assertEquals(1, p.client.engine().freeCallSlots());
             assertEquals(0, p.client.heldReceives());
         }
     }
@@ -179,11 +179,11 @@ class ReusableCallTest {
     void aCallbackCallFailsOnceWhenItsConnectionIsLost() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            p.server.handler(holding(held));
+            p.server.engine().handler(holding(held));
             Outcome o = new Outcome();
             p.client.call(callMsg(30, 1, ARGS), o);
             assertTrue(await(() -> !held.isEmpty(), 5000));
-            p.client.onLinkLost(new RpcRdmaException("test: link gone"));
+            p.client.engine().onLinkLost(new RpcRdmaException("test: link gone"));
             assertTrue(await(() -> o.calls.get() == 1, 5000));
             assertInstanceOf(ConnectionLostException.class, o.failure.get());
             Thread.sleep(50);
@@ -196,7 +196,7 @@ class ReusableCallTest {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4, 100)) {
             opensTheWindow(p);
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            p.server.handler(holding(held));
+            p.server.engine().handler(holding(held));
             Outcome o = new Outcome();
             p.client.call(callMsg(40, 1, ARGS), o);
             assertTrue(await(() -> o.calls.get() == 1, 5000));
@@ -206,7 +206,7 @@ class ReusableCallTest {
             p.clientSide.sync();
             assertEquals(1, o.calls.get());
             assertEquals(0, p.client.heldReceives());
-            assertEquals(0, p.client.freeCallSlots(), "the abandoned slot is dropped, not reused");
+            assertEquals(0, p.client.engine().freeCallSlots(), "the abandoned slot is dropped, not reused");
         }
     }
 
@@ -220,7 +220,7 @@ class ReusableCallTest {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4, 100)) {
             opensTheWindow(p);
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            p.server.handler(holding(held));
+            p.server.engine().handler(holding(held));
             for (int i = 0; i < 5; i++) {
                 AtomicLong failedAt = new AtomicLong();
                 Outcome o = new Outcome() {
@@ -266,7 +266,7 @@ class ReusableCallTest {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             Set<IncomingCall> seen = Collections.newSetFromMap(new IdentityHashMap<>());
             CallHandler echo = echo();
-            p.server.handler(CallHandler.immediate(c -> {
+            p.server.engine().handler(CallHandler.immediate(c -> {
                 synchronized (seen) {
                     seen.add(c);
                 }
@@ -288,7 +288,7 @@ class ReusableCallTest {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             AtomicReference<IncomingCall> kept = new AtomicReference<>();
             CallHandler echo = echo();
-            p.server.handler(CallHandler.immediate(c -> {
+            p.server.engine().handler(CallHandler.immediate(c -> {
                 kept.set(c);
                 echo.handle(c);
             }));
@@ -311,7 +311,7 @@ class ReusableCallTest {
             AtomicReference<Throwable> replyElsewhere = new AtomicReference<>();
             AtomicReference<Throwable> readElsewhere = new AtomicReference<>();
             CallHandler echo = echo();
-            p.server.handler(CallHandler.immediate(c -> {
+            p.server.engine().handler(CallHandler.immediate(c -> {
                 Thread other = Thread.ofPlatform().start(() -> {
                     try {
                         c.message().bytes();
@@ -341,7 +341,7 @@ class ReusableCallTest {
     @Test
     void anImmediateHandlerThatReturnsWithoutAnsweringIsAnsweredSystemErr() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
-            p.server.handler(CallHandler.immediate(c -> { }));
+            p.server.engine().handler(CallHandler.immediate(c -> { }));
             int acceptStat = p.client.callAndRead(callMsg(80, 1, ARGS),
                     CallOptions.timeout(5, TimeUnit.SECONDS), r -> Xdr.getInt(r, 20));
             assertEquals(OncRpc.SYSTEM_ERR, acceptStat);

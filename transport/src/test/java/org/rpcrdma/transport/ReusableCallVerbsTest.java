@@ -110,7 +110,7 @@ class ReusableCallVerbsTest {
         // 8 callback calls and 1 callAndRead at a time, plus 1: a callback frees its window
         // place before its slot goes back (the slot is recycled when onReply returns), so the
         // next call may take a new slot meanwhile; one completion thread runs callbacks at a time.
-        assertTrue(c.freeCallSlots() <= 10, c.freeCallSlots() + " call slots for at most 10 calls at a time");
+        assertTrue(c.engine().freeCallSlots() <= 10, c.engine().freeCallSlots() + " call slots for at most 10 calls at a time");
         return c;
     }
 

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.rpcrdma.transport.link.VerbsLink;
 
 /**
  * {@link ConformanceTable} over real verbs (Soft-RoCE): the raw peer is the connection of a

@@ -10,6 +10,7 @@ import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.rpcrdma.transport.rpc.ConnectionSizing;
 
 class RpcRdmaOptionsTest {
     @Test
@@ -21,8 +22,8 @@ class RpcRdmaOptionsTest {
         assertEquals(4096, o.inlineThreshold());
         assertEquals(32, o.credits());
         assertEquals(0, o.backwardCredits());
-        assertTrue(o.receiveBuffers(true) >= o.credits() + o.backwardCredits());
-        assertTrue(o.receiveBuffers(false) >= o.credits() + o.backwardCallLimit());
+        assertTrue(ConnectionSizing.receiveBuffers(o, true) >= o.credits() + o.backwardCredits());
+        assertTrue(ConnectionSizing.receiveBuffers(o, false) >= o.credits() + o.backwardCallLimit());
     }
 
     @Test

@@ -22,8 +22,9 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.rpcrdma.transport.core.ChunkBuffer;
-import org.rpcrdma.transport.core.Link;
+import org.rpcrdma.transport.chunk.ChunkBuffer;
+import org.rpcrdma.transport.link.Link;
+import org.rpcrdma.transport.rpc.CallFuture;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.xdr.Xdr;
 

@@ -1,0 +1,280 @@
+package org.rpcrdma.transport.link;
+
+import java.lang.System.Logger.Level;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import org.rpcrdma.transport.RpcRdmaException;
+import org.rpcrdma.transport.RpcRdmaOptions;
+import org.rpcrdma.transport.rpc.ConnectionEngine;
+
+/**
+ * Who takes completions off one link's CQ, and when: the link's poller thread, or a caller
+ * blocked in {@code callAndWait} for its reply. One thread at a time holds the poll role
+ * ({@code pollLock}) and dispatches, so the {@link ConnectionEngine} sees one completion thread.
+ *
+ * <p>Modes (how to choose: {@link RpcRdmaOptions#busyPoll()}):
+ * <ul>
+ *   <li><b>busy-poll</b>: the poller spins on the CQ; a blocking caller spins for its own
+ *       reply and the poller parks while it does (a third thread waking now and then on two
+ *       vCPUs preempted the two spinners: p99 of 6-16 ms in the guest, bench/profiles).
+ *   <li><b>events</b>: the poller arms the CQ and sleeps on the completion channel; a
+ *       blocking caller takes the role and sleeps on the channel itself, so the device
+ *       wakes the thread that wants the reply: one wake-up per side per call, as perftest's
+ *       {@code -e} (the poller-to-caller hand-off was 16% of a round trip in the guest
+ *       profile, bench/profiles/guest-20261123.md).
+ *   <li><b>adaptive</b> (events with {@code pollSpinMicros}): after a completion, poll
+ *       without arming for that long before sleeping.
+ * </ul>
+ */
+final class CompletionDriver {
+    private static final System.Logger LOG = System.getLogger(CompletionDriver.class.getName());
+    /** Longest event-mode wait on the channel, under the link's gate: destroy may wait this long for it. */
+    static final long AWAIT_MILLIS = 100;
+    /**
+     * How long the poller keeps off the CQ after the last blocking caller left
+     * with nothing else outstanding. A caller's next call within this time leads again; a
+     * message nobody waits for (a backward call, an async call made meanwhile) waits at most
+     * this long for the poller.
+     */
+    static final long LINGER_NANOS = 1_000_000;
+    /**
+     * How long the poller parks at a time while blocking callers drive the CQ.
+     * Long, so it does not wake between their calls (at 1 ms it woke 0.6 times per call in
+     * the guest, on the CPUs the callers and the device need); a message no one waits for
+     * after the last blocking call is dispatched within this plus {@link #LINGER_NANOS}.
+     */
+    static final long CALLER_PARK_NANOS = 10_000_000;
+
+    /** What the driver needs from the link: each poll under the link's gate, 0 once it is stopping. */
+    interface Cq {
+        /** One poll, no arming; completions copied out. */
+        int pollOnly();
+
+        /** Poll; if empty, arm, poll again and wait on the channel up to {@code awaitMillis}. */
+        int pollOrWait(long awaitMillis);
+
+        /** Feeds the copied completions to the connection (user code: no lock of the link held). */
+        void dispatch(int n);
+
+        boolean stopping();
+
+        /** Our calls awaiting replies (an async caller's reply needs the poller). */
+        int outstandingCalls();
+
+        /** The poller failed: the connection is lost. */
+        void failed(RuntimeException e);
+    }
+
+    private final Cq cq;
+    private final boolean busyPoll;
+    private final ReentrantLock pollLock = new ReentrantLock();
+    /**
+     * Threads inside callAndWait, counted from before their Send is posted (a Send under
+     * Soft-RoCE takes long enough for the poller to grab the channel meanwhile). While there
+     * are any, the poller keeps off the CQ: they dispatch every completion they poll.
+     */
+    private final AtomicInteger blockingCallers = new AtomicInteger();
+    /** When the last blocking caller left (System.nanoTime); see {@link #LINGER_NANOS}. */
+    private volatile long callerLeftAt = Long.MIN_VALUE / 2;
+    /**
+     * Whether a blocking caller left less than {@link #LINGER_NANOS} ago, as far as the
+     * poller knows: while not, it reads no clock per loop (a server's busy poller never has a
+     * caller, and under TCG System.nanoTime() costs ~1 µs, as much as a poll).
+     */
+    private volatile boolean lingering;
+    /** Event mode: how long the poller keeps polling after a completion before it sleeps (0: never). */
+    private volatile long spinNanos;
+    /** When the poller last dispatched a completion (poller thread only). */
+    private long lastCompletion;
+    private volatile Thread poller;
+
+    CompletionDriver(Cq cq, boolean busyPoll) {
+        this.cq = cq;
+        this.busyPoll = busyPoll;
+    }
+
+    /** Event mode: the poller (and a leading caller) spins this long after a completion before sleeping. */
+    void adaptiveSpin(long nanos) {
+        this.spinNanos = nanos;
+    }
+
+    /** Starts the poller thread and returns it. */
+    Thread start(String threadName) {
+        Thread t = Thread.ofPlatform().daemon().name(threadName).start(this::run);
+        poller = t;
+        return t;
+    }
+
+    private void run() {
+        try {
+            while (!cq.stopping()) {
+                if (keepOffForCaller()) {
+                    continue;
+                }
+                if (busyPoll) {
+                    if (!tryPollOnce()) {
+                        Thread.onSpinWait();
+                    }
+                    continue;
+                }
+                if (!pollLock.tryLock()) {
+                    LockSupport.parkNanos(LINGER_NANOS); // a caller leads
+                    continue;
+                }
+                try {
+                    // Adaptive: for spinNanos after the last completion, poll without arming
+                    // (the next message of a conversation is usually that close, and a wake-up
+                    // from the channel costs more than the spin); then arm and sleep.
+                    boolean spin = spinNanos > 0 && System.nanoTime() - lastCompletion < spinNanos;
+                    int n = spin ? cq.pollOnly() : cq.pollOrWait(AWAIT_MILLIS);
+                    if (n > 0) {
+                        cq.dispatch(n); // gate released: handlers may post or block
+                        lastCompletion = System.nanoTime();
+                    } else if (spin) {
+                        Thread.onSpinWait();
+                    }
+                } finally {
+                    pollLock.unlock();
+                }
+            }
+        } catch (Throwable e) {
+            // Not only RuntimeException: a poller that ended on an Error would leave the
+            // connection open with nobody taking its completions (every call timing out).
+            // Handlers' throws never get here (the responder answers them SYSTEM_ERR).
+            if (!cq.stopping()) {
+                LOG.log(Level.ERROR, "completion poller failed; connection lost", e);
+                cq.failed(e instanceof RuntimeException r ? r : new RpcRdmaException("completion poller failed: " + e, e));
+            }
+        }
+    }
+
+    /**
+     * Poller thread: parks (true) while blocking callers drive the CQ, or for
+     * what is left of {@link #LINGER_NANOS} after the last one left if none of our calls is
+     * outstanding (an async call's reply needs the poller at once).
+     */
+    private boolean keepOffForCaller() {
+        long park;
+        if (blockingCallers.get() > 0) {
+            park = CALLER_PARK_NANOS;
+        } else {
+            if (!lingering) {
+                return false;
+            }
+            park = LINGER_NANOS - (System.nanoTime() - callerLeftAt);
+            if (park <= 0) {
+                lingering = false; // a caller leaving meanwhile sets it again; losing that race only skips a linger
+                return false;
+            }
+            if (cq.outstandingCalls() > 0) {
+                return false;
+            }
+        }
+        LockSupport.parkNanos(park);
+        return true;
+    }
+
+    void blockingCallStarts() {
+        blockingCallers.incrementAndGet();
+    }
+
+    void blockingCallEnds() {
+        callerLeftAt = System.nanoTime();
+        lingering = true;
+        if (blockingCallers.decrementAndGet() == 0 && cq.outstandingCalls() > 0) {
+            LockSupport.unpark(poller); // replies that async callers wait for: no lingering
+        }
+    }
+
+    boolean pollOnCaller(BooleanSupplier done, long deadlineNanos) {
+        if (pollLock.isHeldByCurrentThread()) {
+            return false; // called from a handler that is itself dispatching
+        }
+        if (!busyPoll) {
+            return leadOnCaller(done, deadlineNanos);
+        }
+        // The clock is read once every 64 spins: under TCG the guest's clocksource (hpet)
+        // makes System.nanoTime() cost ~1 µs, 23 % of a spinning caller's time; not at the first
+        // spin either (a reply is never there yet: the caller just posted its Send).
+        for (int spins = 1; !done.getAsBoolean() && !cq.stopping(); spins++) {
+            if ((spins & 63) == 0 && System.nanoTime() - deadlineNanos >= 0) {
+                break;
+            }
+            if (!tryPollOnce()) {
+                Thread.onSpinWait();
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Event mode, a caller in callAndWait (between {@link #blockingCallStarts} and
+     * {@link #blockingCallEnds}): takes the poll role and waits on the channel itself until
+     * its reply was dispatched, so the thread the device wakes is the one that wanted the
+     * reply (perftest's {@code -e} shape). Completions for others are dispatched on the way.
+     * When the role is held (the poller was already waiting on the channel, or another
+     * caller leads) it queues for the role; a leader that dispatched something while
+     * others queue passes the role on, so a caller whose reply it dispatched returns at
+     * once (one hand-off, as with a poller) and the next one leads.
+     */
+    private boolean leadOnCaller(BooleanSupplier done, long deadlineNanos) {
+        try {
+            while (!done.getAsBoolean() && !cq.stopping()) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0 || !pollLock.tryLock(left, TimeUnit.NANOSECONDS)) {
+                    break;
+                }
+                try {
+                    leadOnce(done, deadlineNanos);
+                } finally {
+                    pollLock.unlock();
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the caller's future.get sees it and abandons the call
+        }
+        return true;
+    }
+
+    /** Holding the role: polls, waits and dispatches until done, the deadline, or others queue after a dispatch. */
+    private void leadOnce(BooleanSupplier done, long deadlineNanos) {
+        long spinUntil = System.nanoTime() + spinNanos;
+        while (!done.getAsBoolean() && !cq.stopping()) {
+            long now = System.nanoTime();
+            long left = deadlineNanos - now;
+            if (left <= 0) {
+                return;
+            }
+            boolean spin = now - spinUntil < 0;
+            int n = spin ? cq.pollOnly() : cq.pollOrWait(Math.min(AWAIT_MILLIS, left / 1_000_000L));
+            if (n > 0) {
+                cq.dispatch(n); // gate released; the role kept: ConnectionEngine sees one completion thread
+                if (pollLock.hasQueuedThreads()) {
+                    return; // let a queued caller whose reply this was go; requeue behind it
+                }
+            } else if (spin) {
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    /** Busy-poll mode: polls and dispatches once unless another thread is; true if it handled any. */
+    private boolean tryPollOnce() {
+        if (!pollLock.tryLock()) {
+            return false;
+        }
+        try {
+            int n = cq.pollOnly();
+            if (n > 0) {
+                cq.dispatch(n); // gate released; pollLock kept: ConnectionEngine sees one completion thread
+                return true;
+            }
+            return false;
+        } finally {
+            pollLock.unlock();
+        }
+    }
+}

@@ -1,0 +1,128 @@
+package org.rpcrdma.transport.link;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
+import org.rpcrdma.transport.chunk.CallerBuffers;
+import org.rpcrdma.transport.chunk.ChunkMemory;
+import org.rpcrdma.transport.chunk.WindowPool;
+import org.rpcrdma.transport.verbs.Access;
+import org.rpcrdma.transport.verbs.CmId;
+import org.rpcrdma.transport.verbs.CompletionChannel;
+import org.rpcrdma.transport.verbs.CompletionQueue;
+import org.rpcrdma.transport.verbs.Device;
+import org.rpcrdma.transport.verbs.MemoryRegion;
+import org.rpcrdma.transport.verbs.ProtectionDomain;
+import org.rpcrdma.transport.verbs.QueuePair;
+import org.rpcrdma.transport.verbs.QueuePairCapabilities;
+
+/**
+ * The verbs objects of one {@link VerbsLink} (≈ Linux's {@code rpcrdma_ep_create} and
+ * {@code rpcrdma_ep_destroy}): PD, one CQ (with a completion channel in event mode), the RC
+ * QP, registered send and receive memory, and the chunk memory with its memory windows.
+ * Made at once, with the queues sized for everything that can be outstanding on them; a
+ * constructor that fails partway releases what it got first. {@link #close} frees in the
+ * kernel's order: QP, CQ, channel, MRs, chunk memory (windows before the memory they were
+ * bound to), PD, then the arena the memory came from. The id is the endpoint's.
+ *
+ * <p>Apart from {@link VerbsLink} because it is set-up and teardown only: the link decides
+ * when (under its gate's write side, after the poller stopped), this class what and in
+ * which order.
+ */
+public final class LinkHardware {
+    private static final System.Logger LOG = System.getLogger(LinkHardware.class.getName());
+
+    final ProtectionDomain pd;
+    /** Null in busy-poll mode. */
+    final CompletionChannel channel;
+    final CompletionQueue cq;
+    final QueuePair qp;
+    final MemoryRegion sendMr;
+    final MemoryRegion recvMr;
+    /** Chunk data and what is exposed to the peer; used under the link's gate like everything native. */
+    final ChunkMemory chunks;
+    private final Arena arena = Arena.ofShared();
+
+    /**
+     * @param chunkMemory bytes of registered chunk memory (0: none, no chunks at all)
+     * @param rdmaDepth   RDMA Reads/Writes outstanding at once (0: this side does none)
+     * @param memoryWindows expose chunk memory through memory windows if the device has them
+     *                    (else, or false: a registration per RPC)
+     * @param callerBuffers the endpoint's registered buffers, exposed in place (null: none)
+     * @param guard       runs a release of chunk memory under the link's gate
+     */
+    LinkHardware(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
+            int generation, long chunkMemory, int rdmaDepth, boolean memoryWindows, CallerBuffers callerBuffers,
+            ChunkMemory.Guard guard) {
+        Device dev = id.device();
+        // Every RPC exposes at most three chunks; most one or two: two windows per send context.
+        int windowCount = memoryWindows && chunkMemory > 0 && dev.queryLimits().maxMw() > 0 ? 2 * sendContexts : 0;
+        ProtectionDomain p = null;
+        CompletionChannel ch = null;
+        CompletionQueue q = null;
+        QueuePair qp0 = null;
+        MemoryRegion s = null;
+        MemoryRegion r = null;
+        MemoryRegion cm = null;
+        boolean ok = false;
+        try {
+            p = dev.allocateProtectionDomain();
+            ch = busyPoll ? null : dev.createCompletionChannel();
+            // A window has at most one bind and one LOCAL_INV on the send queue; when the QP
+            // fails, every one of them completes (flushed), signalled or not.
+            q = dev.createCompletionQueue(sendContexts + receiveBuffers + rdmaDepth + 2 * windowCount + 8, ch);
+            qp0 = id.createQueuePair(p, q, q, null, new QueuePairCapabilities(
+                    sendContexts + rdmaDepth + 2 * windowCount + 4, receiveBuffers + 4, 1, 1, 0));
+            s = p.register(arena.allocate((long) sendContexts * sendInline, 4096), Access.LOCAL_WRITE);
+            r = p.register(arena.allocate((long) receiveBuffers * recvInline, 4096), Access.LOCAL_WRITE);
+            if (chunkMemory > 0) {
+                cm = p.register(arena.allocate(chunkMemory, 4096),
+                        Access.LOCAL_WRITE | (windowCount > 0 ? Access.MW_BIND : 0));
+            }
+            ok = true;
+        } finally {
+            if (!ok) {
+                closeQuietly(qp0, cm, r, s, q, ch, p);
+                arena.close();
+            }
+        }
+        this.pd = p;
+        this.channel = ch;
+        this.cq = q;
+        this.qp = qp0;
+        this.sendMr = s;
+        this.recvMr = r;
+        WindowPool windows = windowCount > 0 ? new WindowPool(p, qp0, generation, windowCount) : null;
+        if (windows != null && !windows.probe()) {
+            windows.closeAll(); // the device refused a window: a registration per RPC, and no R
+            windows = null;
+        }
+        this.chunks = new ChunkMemory(p, cm, windows, callerBuffers, guard);
+    }
+
+    /**
+     * Frees everything (caller holds the gate's write side, the poller has stopped or is
+     * freed past): QP, CQ, channel, send and receive MRs, chunk memory, PD, arena.
+     *
+     * @return the withdrawals that waited for a LOCAL_INV: the QP is gone, so their rkeys
+     *         are dead; the caller runs them once outside the gate
+     */
+    Runnable[] close() {
+        closeQuietly(qp, cq, channel, sendMr, recvMr);
+        Runnable[] withdrawn = chunks.closeAll();
+        closeQuietly(pd);
+        arena.close();
+        return withdrawn;
+    }
+
+    static void closeQuietly(AutoCloseable... all) {
+        for (AutoCloseable a : all) {
+            if (a != null) {
+                try {
+                    a.close();
+                } catch (Exception e) {
+                    LOG.log(Level.DEBUG, "close: {0}", e.toString());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,382 @@
+package org.rpcrdma.transport.link;
+
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.rpcrdma.transport.LinkClosedException;
+import org.rpcrdma.transport.chunk.CallerBuffers;
+import org.rpcrdma.transport.chunk.ChunkBuffer;
+import org.rpcrdma.transport.chunk.ChunkMemory;
+import org.rpcrdma.transport.chunk.RegisteredMemory;
+import org.rpcrdma.transport.rpc.ConnectionEngine;
+import org.rpcrdma.transport.verbs.CmId;
+
+/**
+ * The hardware of one connection (≈ Linux {@code rpcrdma_ep}) as the {@link ConnectionEngine}
+ * sees it: a {@link Link} over PD, one CQ (with a completion channel in event mode), the RC
+ * QP, registered send and receive memory, and the poller thread that feeds completions to
+ * the {@link ConnectionEngine}. Built after address resolution (client) or on CONNECT_REQUEST
+ * (server); destroyed in the kernel's order: disconnect, stop the poller, QP, CQ, channel,
+ * MRs, PD (the id is the endpoint's).
+ *
+ * <p>Threading: posts come from any thread (callers, handlers, the poller); completions are
+ * polled by one thread at a time, as {@link CompletionDriver} decides: the poller thread, or
+ * a caller waiting in callAndWait for its reply. Everything that touches native memory (posts, CQ polls,
+ * the channel wait) holds the read side of the {@link LinkGate}; {@link #destroy} frees under its
+ * write side, so nothing native is used after free however late a thread comes, and a post
+ * after destroy gets {@link LinkClosedException}. Completions are copied out of the native
+ * {@code ibv_wc} array under the gate and dispatched from Java arrays after releasing it:
+ * dispatch runs user code, which may post (a read lock held there would block behind a
+ * waiting destroy's write lock) or block for as long as it likes.
+ *
+ * <p>This class holds the life cycle (start, disconnect, destroy) and the Link's entry
+ * points; the rest is one class per concern: the gate in {@link LinkGate}, the verbs objects'
+ * set-up and teardown in {@link LinkHardware}, the posting of work requests in
+ * {@link WorkRequests}, the polling and classification of completions in
+ * {@link LinkCompletions}, who polls in {@link CompletionDriver}, chunk memory in
+ * {@link ChunkMemory}.
+ */
+public final class VerbsLink implements Link {
+    private static final System.Logger LOG = System.getLogger(VerbsLink.class.getName());
+    /** How long destroy waits for the poller to stop before freeing past it (the gate keeps that safe). */
+    private static final long POLLER_JOIN_MILLIS = 2000;
+
+    private final CmId id;
+    private final LinkGate gate = new LinkGate(this::refused);
+    private final LinkHardware hw;
+    private final WorkRequests posts;
+    private final LinkCompletions completions;
+    /** Set at construction (it sizes the queues), lowered once to what the peer granted ({@link #limitRdmaDepth}). */
+    private volatile int rdmaDepth;
+    private final boolean busyPoll;
+    private volatile ConnectionEngine conn;
+    /** Who polls the CQ and when: the poller thread or a blocking caller (busy, events, adaptive). */
+    private final CompletionDriver driver;
+    private volatile boolean disconnected;
+    /** Serializes destroy: a second caller returns only once the first has freed everything. */
+    private final Object destroyLock = new Object();
+    private boolean destroyed;
+    private volatile Thread poller;
+
+    /**
+     * @param chunkMemory bytes of registered chunk memory (0: none, no chunks at all)
+     * @param rdmaDepth   RDMA Reads/Writes outstanding at once (the negotiated initiator
+     *                    depth; 0: this side does none)
+     * @param memoryWindows expose chunk memory through memory windows if the device has them
+     *                    (else, or false: a registration per RPC)
+     * @param callerBuffers the endpoint's registered buffers, exposed in place (null: none)
+     */
+    public VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
+            int generation, long chunkMemory, int rdmaDepth, boolean memoryWindows, CallerBuffers callerBuffers) {
+        this.id = id;
+        this.rdmaDepth = rdmaDepth;
+        this.busyPoll = busyPoll;
+        this.hw = new LinkHardware(id, sendContexts, sendInline, receiveBuffers, recvInline, busyPoll, generation,
+                chunkMemory, rdmaDepth, memoryWindows, callerBuffers, this::underGateUnlessGoing);
+        WorkRequests w = null;
+        LinkCompletions c = null;
+        boolean ok = false;
+        try {
+            w = new WorkRequests(gate, hw, generation, receiveBuffers, recvInline);
+            c = new LinkCompletions(gate, hw, generation);
+            ok = true;
+        } finally {
+            if (!ok) {
+                hw.close();
+                if (w != null) {
+                    w.close();
+                }
+            }
+        }
+        this.posts = w;
+        this.completions = c;
+        this.driver = new CompletionDriver(c, busyPoll);
+    }
+
+    public MemorySegment sendMemory() {
+        return hw.sendMr.segment();
+    }
+
+    public MemorySegment receiveMemory() {
+        return hw.recvMr.segment();
+    }
+
+    /** Event mode: the poller spins this long after each completion before it arms the channel and sleeps. */
+    public void adaptiveSpin(long nanos) {
+        driver.adaptiveSpin(nanos);
+    }
+
+    /**
+     * Binds the connection and starts the poller. Receives may have been posted before
+     * (their completions wait in the CQ until now).
+     */
+    public void start(ConnectionEngine c, String threadName) {
+        this.conn = c;
+        completions.bind(c);
+        hw.chunks.stats(c.counters());
+        if (!busyPoll) {
+            gate.runUnlessFreed(() -> hw.cq.requestNotify(false));
+        }
+        poller = driver.start(threadName);
+    }
+
+    // ---- Link: called under ConnectionEngine's send lock / ReceivePool lock respectively ----
+
+    /**
+     * Posts one Send of {@code buffer[0, length)} (a slice of {@link #sendMemory()}).
+     *
+     * @throws LinkClosedException if destroy has begun; nothing native was touched
+     */
+    @Override
+    public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {
+        posts.send(slot, buffer, length, signalled, 0);
+    }
+
+    /** As {@link #postSend}, as IBV_WR_SEND_WITH_INV of the peer's {@code rkey} unless it is 0. */
+    @Override
+    public void postSendWithInvalidate(int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
+        posts.send(slot, buffer, length, signalled, rkey);
+    }
+
+    /**
+     * Posts receive buffers {@code slots[0, count)} of {@link #receiveMemory()}: buffer
+     * {@code slot} is {@code [slot * recvInline, (slot + 1) * recvInline)}. Needs no
+     * ConnectionEngine, so receives can be posted before connect.
+     *
+     * @throws LinkClosedException if destroy has begun; nothing native was touched
+     */
+    @Override
+    public void postReceives(int[] slots, int count) {
+        posts.receives(slots, count);
+    }
+
+    @Override
+    public boolean exposesMemory() {
+        return true;
+    }
+
+    /** Whether every rkey this link exposes is a memory window's, one the peer may invalidate (R may go out). */
+    public boolean windowsOnly() {
+        return hw.chunks.windowsOnly();
+    }
+
+    /**
+     * Whether our private data set R: while it did, no exposure falls back to a
+     * registration, whatever the peer set (a Linux nfsd clears R yet sends Send with
+     * Invalidate to a client that set it).
+     */
+    public void rkeysInvalidatableByPeer(boolean advertised) {
+        hw.chunks.peerMayInvalidate(advertised);
+    }
+
+    @Override
+    public boolean rkeysInvalidatableByPeer() {
+        return hw.chunks.peerMayInvalidate();
+    }
+
+    @Override
+    public int rdmaDepth() {
+        return rdmaDepth;
+    }
+
+    /**
+     * The peer granted {@code granted} RDMA Reads of ours at once (its responder resources,
+     * from the connection's establishment): the depth never exceeds it. Linux's nfsd grants 0.
+     */
+    public void limitRdmaDepth(int granted) {
+        rdmaDepth = Math.min(rdmaDepth, Math.max(0, granted));
+    }
+
+    /** Rkeys this side exposes now (tests: none left after a call). */
+    public int exposedNow() {
+        return hw.chunks.exposedNow();
+    }
+
+    /** Registered chunk-pool bytes in use now (tests: back to none after a call). */
+    public long chunkBytesInUse() {
+        return hw.chunks.poolBytesInUse();
+    }
+
+    /** Chunk memory: a slice of the registered pool, or memory registered for this buffer alone. */
+    @Override
+    public ChunkBuffer allocateChunk(long bytes) {
+        long stamp = gate.enter("chunk allocation");
+        try {
+            return hw.chunks.allocate(bytes);
+        } finally {
+            gate.exit(stamp);
+        }
+    }
+
+    /**
+     * The caller's registered memory (an allocator's buffer, or a registration cache entry
+     * made or found now), exposed in place (registered in our PD on first use); else null.
+     * The buffer's use is taken outside the gate and, on failure, given back outside it:
+     * its release, or an eviction, may deregister through the gate.
+     */
+    @Override
+    public ChunkBuffer callerChunk(MemorySegment memory) {
+        RegisteredMemory r = hw.chunks.use(memory);
+        if (r == null) {
+            return null;
+        }
+        boolean ok = false;
+        try {
+            ChunkBuffer b = underGate("chunk allocation", () -> hw.chunks.callerChunk(r, memory));
+            ok = true;
+            return b;
+        } finally {
+            if (!ok) {
+                r.unuse();
+            }
+        }
+    }
+
+    /**
+     * Registers {@code b} in this link's PD now (a client's allocation, so that its first
+     * call does not pay for it).
+     */
+    public void register(RegisteredMemory b) {
+        b.use();
+        try {
+            underGate("registration", () -> hw.chunks.register(b));
+        } finally {
+            b.unuse(); // ORDER: outside the gate (a closed buffer's release deregisters through it)
+        }
+    }
+
+    private <T> T underGate(String what, Supplier<T> action) {
+        long stamp = gate.enter(what);
+        try {
+            return action.get();
+        } finally {
+            gate.exit(stamp);
+        }
+    }
+
+    /** A release of chunk memory: under the gate, or left to destroy once the link is going (after the QP). */
+    private void underGateUnlessGoing(Runnable r) {
+        if (!disconnected) {
+            gate.runUnlessFreed(r);
+        }
+    }
+
+    @Override
+    public void postRead(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
+        posts.rdma(false, token, local, localOffset, length, rkey, remoteOffset);
+    }
+
+    @Override
+    public void postWrite(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
+        posts.rdma(true, token, local, localOffset, length, rkey, remoteOffset);
+    }
+
+    @Override
+    public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
+        long stamp = gate.enter("memory exposure");
+        try {
+            return hw.chunks.expose(local, offset, length, writable);
+        } finally {
+            gate.exit(stamp);
+        }
+    }
+
+    /** LOCAL_INV for windows (then runs on its completion), dereg for registrations (then runs now). */
+    @Override
+    public void withdraw(int[] rkeys, int count, Runnable then) {
+        boolean now = true;
+        long stamp = gate.enterUnlessFreed();
+        if (stamp != 0) {
+            try {
+                now = hw.chunks.withdraw(rkeys, count, then);
+            } finally {
+                gate.exit(stamp);
+            }
+        }
+        if (now) {
+            then.run(); // freed: the QP and every window went with it
+        }
+    }
+
+    private LinkClosedException refused(String what) {
+        ConnectionEngine c = conn;
+        return new LinkClosedException("link " + (c == null ? "(no connection yet)" : c.toString())
+                + " destroyed; " + what + " post refused");
+    }
+
+    @Override
+    public void disconnect() {
+        synchronized (this) {
+            if (disconnected) {
+                return;
+            }
+            disconnected = true;
+        }
+        try {
+            id.disconnect();
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "rdma_disconnect: {0}", e.getMessage());
+        }
+    }
+
+    @Override
+    public boolean pollOnCaller(BooleanSupplier done, long deadlineNanos) {
+        return driver.pollOnCaller(done, deadlineNanos);
+    }
+
+    @Override
+    public void blockingCallStarts() {
+        driver.blockingCallStarts();
+    }
+
+    @Override
+    public void blockingCallEnds() {
+        driver.blockingCallEnds();
+    }
+
+    /**
+     * Releases everything (after the connection is lost or closed). Idempotent; a concurrent
+     * second call returns once the first has freed everything (the endpoint then closes the id).
+     *
+     * <p>ORDER: disconnect; set {@code stopping} (the poller and callers stop polling, new
+     * posts are refused); wait up to {@link #POLLER_JOIN_MILLIS} for the poller; take the
+     * gate's write side, which waits out every post, poll and channel wait in progress (at
+     * most {@link #CompletionDriver.AWAIT_MILLIS} for a wait); then free QP, CQ, channel, MRs, PD and the
+     * native arrays. A poller stuck in a handler past the join is warned about and freed
+     * past: it holds no gate there, and finds {@code stopping} when it comes back.
+     */
+    public void destroy() {
+        Runnable[] withdrawn = {};
+        synchronized (destroyLock) {
+            if (destroyed) {
+                return;
+            }
+            destroyed = true;
+            disconnect();
+            gate.stop();
+            Thread t = poller;
+            if (t != null && t != Thread.currentThread()) {
+                try {
+                    t.join(POLLER_JOIN_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                if (t.isAlive()) {
+                    LOG.log(Level.WARNING, "completion poller {0} did not stop within " + POLLER_JOIN_MILLIS
+                            + " ms (in a call handler?); freeing the link without it", t.getName());
+                }
+            }
+            withdrawn = gate.free(() -> {
+                Runnable[] w = hw.close();
+                posts.close();
+                completions.close();
+                return w;
+            });
+        }
+        // withdrawals that waited for a LOCAL_INV: the QP is gone, so the rkeys are dead; go on
+        for (Runnable r : withdrawn) {
+            r.run();
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package org.rpcrdma.transport.rpc;
+
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.rpcrdma.transport.CallOptions;
+import org.rpcrdma.transport.DdpArgument;
+import org.rpcrdma.transport.ReceivedMessage;
+import org.rpcrdma.transport.ReplyCallback;
+import org.rpcrdma.transport.RpcRdmaException;
+import org.rpcrdma.transport.chunk.ChunkMarshal;
+import org.rpcrdma.transport.link.Link;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
+
+/**
+ * How our calls enter one {@link ConnectionEngine} (≈ Linux's {@code xprt_rdma_send_request}): a
+ * call slot from the connection's pool, its deadline started, chunks exposed if it does
+ * not fit this connection's negotiated inline thresholds (RFC 8797 §4, RFC 8166 §3.5.3),
+ * then the {@link Requester} takes it, or, on a connection that can no longer send, the
+ * endpoint's {@link CallHandOver} does. Calls handed over from an earlier connection come
+ * in here too, with their XID, future and deadline (RFC 8167 §5.4).
+ *
+ * <p>Threading: any caller thread, and the thread that resubmits handed-over calls; it takes
+ * no lock of its own (the requester's is taken inside {@link Requester#submit}).
+ */
+public final class CallSubmit {
+    private final String name;
+    private final ConnectionParams params;
+    private final Link link;
+    private final ConnectionLife life;
+    private final Requester requester;
+    private final CallHandOver handOver;
+    private final BackchannelEnabling backchannel;
+    /** Call slots, used again (no allocation per call). */
+    private final CallRequestPool slots = new CallRequestPool();
+
+    public CallSubmit(String name, ConnectionParams params, Link link, ConnectionLife life, Requester requester,
+            CallHandOver handOver, BackchannelEnabling backchannel) {
+        this.name = name;
+        this.params = params;
+        this.link = link;
+        this.life = life;
+        this.requester = requester;
+        this.handOver = handOver;
+        this.backchannel = backchannel;
+    }
+
+    /** A call slot started as call {@code xid} of {@code rpcCall}, ending through {@code how} (not retried). */
+    public CallRequest pooled(int xid, MemorySegment rpcCall, CallOptions o, Completion how, ReplyCallback cb) {
+        CallRequest c = slots.take();
+        c.start(xid, rpcCall, false, cb);
+        c.start(how);
+        c.maxReplyBytes(o.maxReplyBytes());
+        c.ddp(o.ddpArgument(), o.receptacle());
+        return c;
+    }
+
+    /** Call slots now free. */
+    public int free() {
+        return slots.free();
+    }
+
+    /** A future-shaped call, submitted with its timeout in nanoseconds (0: none). */
+    public CompletableFuture<ReceivedMessage> future(MemorySegment rpcCall, long timeoutNanos, boolean retry,
+            int maxReplyBytes, DdpArgument payload, MemorySegment receptacle) {
+        backchannel.checkReady();
+        if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
+            return CallRequest.issue(rpcCall, retry).future(); // failed already
+        }
+        CallRequest c = slots.take();
+        c.start(Xdr.getInt(rpcCall, 0), rpcCall, retry, null);
+        CallFuture f = CallFuture.startOn(c);
+        c.maxReplyBytes(maxReplyBytes);
+        c.ddp(payload, receptacle);
+        submit(c, timeoutNanos);
+        return f;
+    }
+
+    /**
+     * Sends a call just issued, its deadline ({@code timeoutNanos}, 0: none) running from
+     * now: every call shape, the reconnecting client's and a backchannel's calls come here.
+     */
+    public void submit(CallRequest c, long timeoutNanos) {
+        backchannel.checkReady();
+        c.deadline(name, timeoutNanos, false);
+        submit(c);
+    }
+
+    /**
+     * The one submit: sends {@code c} here, a call just issued or one handed over from an
+     * earlier connection (same XID, same future and deadline), or hands it on if this
+     * connection can no longer send.
+     */
+    public void submit(CallRequest c) {
+        if (c.isDone()) {
+            return; // abandoned while it was between connections
+        }
+        // Checked here, not at issue: a call parked or handed over meets this connection's
+        // negotiated thresholds only now.
+        if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline())
+                && !ChunkMarshal.expose(name, params, link, c, backchannel.backwardChunks())) {
+            return;
+        }
+        boolean taken;
+        try {
+            taken = life.isOpen() && requester.submit(c);
+        } catch (RpcRdmaException e) {
+            c.fail(e);
+            return;
+        }
+        if (!taken) {
+            handOver.notSent(List.of(c), life.isClosing());
+        }
+    }
+}
