@@ -339,9 +339,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      * channel and sleeps on it, so the wake-up the device causes is the caller's own.
      * Completions for other calls, and the peer's calls (handlers included), may then be
      * dispatched on this thread. On timeout ({@link CallTimeoutException}) or interrupt the
-     * call is abandoned. It waits on the connection's reused call slot, as
-     * {@link #callAndRead(MemorySegment, CallOptions, ReplyReader)} does, so on the inline
-     * path the reply it returns is all it allocates.
+     * call is abandoned. Inline, the reply it returns is all it allocates (see callAndRead).
      */
     @Override
     public ReceivedMessage callAndWait(MemorySegment rpcCall, CallOptions o) throws InterruptedException {
@@ -349,13 +347,11 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
         long timeoutNanos = o.timeoutNanos(params.callTimeoutMillis());
         link.blockingCallStarts();
         try {
-            if (o.retry()) { // its bytes are copied and it may outlive this connection: a future
-                long deadline = System.nanoTime() + CallTimer.waitNanos(timeoutNanos);
-                return CallFuture.await(call(rpcCall, o, 0), link, xid, deadline, timeoutNanos, name, stats);
+            if (o.retry()) { // its bytes copied, it may outlive this connection: through a future
+                return CallFuture.await(call(rpcCall, o, 0), link, xid, System.nanoTime()
+                        + CallTimer.waitNanos(timeoutNanos), timeoutNanos, name, stats);
             }
-            // The connection's reused call slot, as callAndRead: no future, no clock read for a
-            // call answered at once; the reply object returned is all it allocates inline.
-            CallRequest c = calls.pooled(xid, rpcCall, o, ReadInPlace.INSTANCE, null);
+            CallRequest c = calls.pooled(xid, rpcCall, o, ReadInPlace.INSTANCE, null); // as callAndRead: no future
             calls.submit(c, 0); // the caller's wait is the deadline
             return ReadInPlace.awaitMessage(c, link, timeoutNanos, TimeUnit.NANOSECONDS.toMillis(timeoutNanos), name,
                     stats);
