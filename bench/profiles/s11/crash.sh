@@ -1,5 +1,5 @@
 #!/bin/bash
-# One boot: is the guest's C2 crash the emulator's or ours? N (default 4) JVMs of each,
+# One boot: is the guest's C2 crash the emulator's or ours? N (default 3) JVMs of each,
 # interleaved, all with the bench's C2 flags (-XX:-TieredCompilation
 # -XX:CompileThresholdScaling=0.1) and a small heap (-Xmx64m: many G1 collections, so a
 # corrupted root is met soon): our event-mode Soak (echo calls, 8 outstanding, backward
@@ -10,7 +10,7 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 J=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
 C2="-XX:-TieredCompilation -XX:CompileThresholdScaling=0.1 -Xmx64m"
-N=${1:-4}
+N=${1:-3}
 JAR=${JAR:-.cache/ab/after.jar}
 mkdir -p .cache/ab/crash
 one() {
@@ -26,7 +26,7 @@ one() {
   fi
 }
 for i in $(seq 1 "$N"); do
-  one "ours-$i" -cp "$JAR" org.rpcrdma.bench.verbs.Soak --event --backward --calls 40000 --every 10000 --out ".cache/ab/crash/soak-$i"
+  one "ours-$i" -cp "$JAR" org.rpcrdma.bench.verbs.Soak --event --backward --calls 20000 --every 5000 --out ".cache/ab/crash/soak-$i"
   one "plain-$i" -cp .cache/ab/plain PlainEventLoad 60
 done
 echo "crash logs: $(ls .cache/ab/crash/hs_err_* 2>/dev/null | wc -l)"

@@ -15,7 +15,9 @@ import org.rpcrdma.bench.verbs.LatencyCurve.Point;
  * The bench's latency goals, evaluated from the goal rounds of one run (one boot, one JVM): each is
  * a ratio of ours to {@code ib_send_lat}'s at 64 B, so the emulator's absolute speed cancels
  * out. Ours is a NULL call with no arguments (a 68-byte Send) in each completion mode
- * ({@link Mode}).
+ * ({@link Mode}) and each call shape ({@link Shape}); the shapes are also compared with each
+ * other (the slowest over the fastest), and every goal is judged per JIT (a run holds a C2
+ * JVM's rounds and a C1 JVM's, labelled {@code c2-r<N>} and {@code c1-r<N>}).
  *
  * <p>Why rounds: on a software device one connection's p50 is not the next one's (busy NULL
  * calls in one boot: 37.8 to 65.3 µs from one connection to the next, {@code ib_send_lat}'s
