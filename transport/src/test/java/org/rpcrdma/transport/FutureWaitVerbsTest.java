@@ -28,7 +28,8 @@ class FutureWaitVerbsTest {
     @Test
     void aThreadWaitingForAFutureTakesItsOwnReplyInBusyPoll() throws Exception {
         InetAddress ip = deviceAddress();
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withBusyPoll(true).withConnectTimeoutMillis(30_000);
+        // a fresh JVM under TCG on a loaded host took over 30 s to connect
+        RpcRdmaOptions o = RpcRdmaOptions.defaults().withBusyPoll(true).withConnectTimeoutMillis(120_000);
         RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), null);
         RpcRdmaClient client = null;
         try {
