@@ -207,7 +207,7 @@ public final class Connection implements BidirectionalCaller, AutoCloseable {
      * channel and sleeps on it, so the wake-up the device causes is the caller's own.
      * Completions for other calls, and the peer's calls (handlers included), may then be
      * dispatched on this thread. On timeout ({@link CallTimeoutException}) or interrupt the
-     * call is abandoned.
+     * call is abandoned. Inline, the reply it returns is all it allocates (see callAndRead).
      */
     @Override
     public ReceivedMessage callAndWait(MemorySegment rpcCall, CallOptions o) throws InterruptedException {

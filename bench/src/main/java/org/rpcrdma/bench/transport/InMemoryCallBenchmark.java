@@ -95,6 +95,24 @@ public class InMemoryCallBenchmark {
         return n;
     }
 
+    /** The blocking call a user writes first, answered by an immediate handler; the reply released. */
+    @Benchmark
+    public long callAndWait() throws Exception {
+        Xdr.putInt(call, 0, ++xid);
+        try (ReceivedMessage m = immediatePair.client().callAndWait(call, readOptions)) {
+            return m.bytes().byteSize();
+        }
+    }
+
+    /** The future shape, answered by an immediate handler; the reply released. */
+    @Benchmark
+    public long futureGet() throws Exception {
+        Xdr.putInt(call, 0, ++xid);
+        try (ReceivedMessage m = immediatePair.client().call(call, readOptions).get()) {
+            return m.bytes().byteSize();
+        }
+    }
+
     /**
      * The zero-allocation shapes: a blocking call whose reply is read in place,
      * answered by an immediate handler.

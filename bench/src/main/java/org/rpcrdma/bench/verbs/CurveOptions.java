@@ -25,9 +25,17 @@ import java.util.concurrent.TimeUnit;
  *                         completion; -1: the client's mode
  * @param rounds           goal rounds to end with, for {@link Goals} ({@code --rounds N}; 3 quick, 5
  *                         full; {@code --no-modes}: 0)
+ * @param roundsOnly       only the goal rounds (after the pre-warm, if any): no curve, no baselines
+ *                         but each round's own ({@code --rounds-only}); for a second JVM under
+ *                         another JIT in the same run
+ * @param include          a points.tsv an earlier JVM of the same run wrote, reported with this
+ *                         one's points ({@code --include FILE}); null: none
+ * @param jit              the JIT this JVM runs, labelling its goal rounds ({@code --jit}; by
+ *                         default read from the JVM's flags: {@link #jitOfThisJvm})
  */
 record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, long warmupNanos, long measureNanos,
-        long prewarmNanos, int[] sizes, int[] thresholds, int serverSpinMicros, int rounds) {
+        long prewarmNanos, int[] sizes, int[] thresholds, int serverSpinMicros, int rounds, boolean roundsOnly,
+        Path include, String jit) {
 
     /** The command line of {@link LatencyCurve#main}; an unknown argument is an IllegalArgumentException. */
     static CurveOptions parse(String[] args) {
@@ -42,6 +50,9 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
         int serverSpin = -1;
         int rounds = -1;
         long prewarmMs = 0;
+        boolean roundsOnly = false;
+        Path include = null;
+        String jit = jitOfThisJvm();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--full" -> full = true;
@@ -59,6 +70,9 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
                 case "--server-spin" -> serverSpin = Integer.parseInt(args[++i]);
                 case "--no-modes" -> rounds = 0;
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                case "--rounds-only" -> roundsOnly = true;
+                case "--include" -> include = Path.of(args[++i]);
+                case "--jit" -> jit = args[++i];
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -70,7 +84,24 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
         }
         return new CurveOptions(full, busyPoll, dir, perftest, TimeUnit.MILLISECONDS.toNanos(warmupMs),
                 TimeUnit.MILLISECONDS.toNanos(measureMs), TimeUnit.MILLISECONDS.toNanos(prewarmMs),
-                sizes == null ? sizes(full) : sizes, thresholds, serverSpin, rounds < 0 ? (full ? 5 : 3) : rounds);
+                sizes == null ? sizes(full) : sizes, thresholds, serverSpin, rounds < 0 ? (full ? 5 : 3) : rounds,
+                roundsOnly, include, jit);
+    }
+
+    /**
+     * "c1" (C1 only: {@code -XX:TieredStopAtLevel=1}, what the guest's JVMs run), "c2" (C2
+     * only: {@code -XX:-TieredCompilation}) or "tiered" (the JDK's default), from this JVM's flags.
+     */
+    static String jitOfThisJvm() {
+        String jit = "tiered";
+        for (String a : java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (a.equals("-XX:TieredStopAtLevel=1")) {
+                jit = "c1";
+            } else if (a.equals("-XX:-TieredCompilation")) {
+                jit = "c2";
+            }
+        }
+        return jit;
     }
 
     /** Full: 0, every power of two to 1 MiB, and each threshold's edge -1, 0, +1. Quick: a subset. */
@@ -111,7 +142,7 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
 
     /** One line for the table's head: what was measured, how, on which device address. */
     String describe(InetAddress ip) {
-        return (full ? "full" : "quick") + ", " + (busyPoll ? "busy-poll" : "event mode")
+        return (roundsOnly ? "goal rounds only" : full ? "full" : "quick") + ", JIT " + jit + ", " + (busyPoll ? "busy-poll" : "event mode")
                 + (serverSpinMicros < 0 ? "" : " (server: events, spinning " + serverSpinMicros + " µs after a completion)")
                 + (prewarmNanos == 0 ? "" : ", JIT pre-warm " + prewarmNanos / 1_000_000 + " ms + "
                 + prewarmNanos / 1_000_000 + " ms (RPC in memory, one-thread ping-pong), then calls until the JIT is quiet"

@@ -117,8 +117,14 @@ public final class LatencyCurve {
         CurveOptions o = CurveOptions.parse(args);
         Files.createDirectories(o.dir());
         LatencyCurve c = new LatencyCurve(o, SendLatencyBenchmark.address());
+        String description = o.describe(c.ip);
+        if (o.include() != null) { // an earlier JVM of this run (another JIT): its points first
+            Report.Earlier earlier = Report.read(o.include());
+            c.points.addAll(earlier.points());
+            description = earlier.description() + "; then " + description;
+        }
         c.run();
-        Report r = new Report(c.points, o.sizes(), o.describe(c.ip));
+        Report r = new Report(c.points, o.sizes(), description);
         r.write(o.dir());
         r.print(System.out);
     }
@@ -134,9 +140,18 @@ public final class LatencyCurve {
         // smallest threshold's inline edge): what a chunk's RDMA Read or Write costs alone.
         int[] chunkSizes = ib ? java.util.Arrays.stream(sizes).filter(s -> s > lastInline(thresholds[0])).toArray()
                 : new int[0];
-        total = (ib ? 3 : 2) * verbsSizes + 2 * chunkSizes.length + thresholds.length * 2 * sizes.length
-                + options.rounds() * ((ib ? 1 : 0) + 1 + 3);
+        total = options.rounds() * ((ib ? 1 : 0) + 1 + 3 * Shape.values().length);
+        if (!options.roundsOnly()) {
+            total += (ib ? 3 : 2) * verbsSizes + 2 * chunkSizes.length + thresholds.length * 2 * sizes.length;
+        }
         out.printf("[bench] %d points (%s)%n", total, options.describe(ip));
+        if (options.roundsOnly()) {
+            if (options.prewarmNanos() > 0) {
+                rpc.prewarm(sizes, thresholds[0]);
+            }
+            rounds(perftest, ib, thresholds);
+            return;
+        }
         if (ib) {
             Path logs = options.dir().resolve("perftest");
             try {
@@ -164,14 +179,27 @@ public final class LatencyCurve {
         for (int t : thresholds) {
             rpc.run(t, sizes);
         }
+        rounds(perftest, ib, thresholds);
+    }
+
+    /** The goal rounds, labelled with this JVM's JIT ({@link Goals#round(String, int)}). */
+    private void rounds(String perftest, boolean ib, int[] thresholds) throws InterruptedException {
+        if (ib) {
+            try {
+                Files.createDirectories(options.dir().resolve("perftest"));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
         for (int r = 1; r <= options.rounds(); r++) {
-            String op = Goals.round(r);
+            String op = Goals.round(options.jit(), r);
             if (ib) {
-                progress(Perftest.run(perftest, 64, 18700 + r, options.dir().resolve("perftest"), ip,
-                        GOAL_IB_ITERATIONS, op));
+                // a port per JIT too: the two JVMs of one run must not meet a lingering listener
+                int port = 18700 + r + (options.jit().equals("c1") ? 50 : 0);
+                progress(Perftest.run(perftest, 64, port, options.dir().resolve("perftest"), ip, GOAL_IB_ITERATIONS, op));
             }
             verbs.run(new int[] {64}, true, op);
-            runModes(modeThreshold(thresholds), op);
+            runModes(modeThreshold(thresholds), op, r);
         }
     }
 
@@ -202,33 +230,53 @@ public final class LatencyCurve {
     /**
      * The NULL call with no arguments at inline threshold {@code threshold} in each completion
      * mode ({@link Mode#BUSY}, {@link Mode#MIXED}, {@link Mode#EVENT}), one connection each, back
-     * to back, labelled {@code op}: what {@link Goals} compares with ib_send_lat. Each warms up
-     * for at least 2 s (a mode's own paths, the channel wait and the adaptive spin, may not have
-     * run in this JVM yet) and is measured for at least 2 s.
+     * to back, labelled {@code op}, in each call shape ({@link Shape}, in the order of round
+     * {@code round}) on that connection: what {@link Goals} compares with ib_send_lat and with
+     * each other. The first shape warms up for at least 2 s (a mode's own paths, the channel
+     * wait and the adaptive spin, may not have run in this JVM yet), the others for at least
+     * 1 s (only their own part of the path is new), and each is measured for at least 2 s.
      */
-    private void runModes(int threshold, String op) {
+    private void runModes(int threshold, String op, int round) {
         for (Mode m : new Mode[] {Mode.BUSY, Mode.MIXED, Mode.EVENT}) {
+            Shape[] shapes = Shape.order(round);
             try (RpcPoints.Endpoints e = new RpcPoints.Endpoints(ip, threshold, 0, m)) {
                 MemorySegment call = RpcPoints.callMessage(PROC_NULL, 0);
                 Supplier<RpcRdmaStats> server = e.server::stats;
                 Supplier<RpcRdmaStats> client = e.client.connection()::stats;
-                long calls = client.get().callsSent();
-                long serverWakeups = server.get().channelWakeups();
-                long clientWakeups = client.get().channelWakeups();
-                Histogram h = rpc.measure(e, call, REPLY_HEADER, Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(2)),
-                        Math.max(options.measureNanos(), TimeUnit.SECONDS.toNanos(2)));
-                // the counters that explain a mode's time: how often each end slept on its channel
-                calls = client.get().callsSent() - calls;
-                out.printf(Locale.ROOT, "[bench] %s %s: %.3f server and %.3f client channel wake-ups per call (%d calls),"
-                        + " %d threads in this JVM%n", m.series(), op, (server.get().channelWakeups() - serverWakeups) / (double) calls,
-                        (client.get().channelWakeups() - clientWakeups) / (double) calls, calls,
-                        java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
-                progress(Point.of(m.series(), op, threshold, 0, h));
+                long warmup = Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(2));
+                for (Shape shape : shapes) {
+                    String series = shape.series(m);
+                    try {
+                        RpcRdmaStats before = client.get();
+                        long serverWakeups = server.get().channelWakeups();
+                        Histogram h = rpc.measure(e, call, REPLY_HEADER, warmup,
+                                Math.max(options.measureNanos(), TimeUnit.SECONDS.toNanos(2)), shape);
+                        RpcRdmaStats after = client.get();
+                        // the counters that explain a shape's time: how often each end slept on its
+                        // channel, and whether the caller took its own reply or had it handed off
+                        long calls = after.callsSent() - before.callsSent();
+                        out.printf(Locale.ROOT, "[bench] %s %s: %.3f server and %.3f client channel wake-ups per call,"
+                                + " replies taken by the caller %d, handed off %d (%d calls), %d threads in this JVM%n",
+                                series, op, (server.get().channelWakeups() - serverWakeups) / (double) calls,
+                                (after.channelWakeups() - before.channelWakeups()) / (double) calls,
+                                after.repliesTakenByCaller() - before.repliesTakenByCaller(),
+                                after.repliesHandedOff() - before.repliesHandedOff(), calls,
+                                java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
+                        progress(Point.of(series, op, threshold, 0, h));
+                    } catch (InterruptedException ex) {
+                        throw ex;
+                    } catch (Exception ex) {
+                        progress(Point.failed(series, op, threshold, 0, "error: " + ex));
+                    }
+                    warmup = Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(1));
+                }
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
                 return;
             } catch (Exception ex) {
-                progress(Point.failed(m.series(), op, threshold, 0, "error: " + ex));
+                for (Shape shape : shapes) {
+                    progress(Point.failed(shape.series(m), op, threshold, 0, "error: " + ex));
+                }
             }
         }
     }

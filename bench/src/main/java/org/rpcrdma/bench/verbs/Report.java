@@ -14,7 +14,7 @@ import org.rpcrdma.bench.verbs.LatencyCurve.Point;
 
 /**
  * What {@link LatencyCurve} writes: results.json (every point), table.txt (the tables and
- * ratios it also prints), one whitespace-separated data file per curve, and chart.gp, a
+ * ratios it also prints), points.tsv (every point again, for a second JVM of the run to read), one whitespace-separated data file per curve, and chart.gp, a
  * gnuplot script that draws p50 and p99 against size (one line per threshold and op, the
  * baselines on the same axes) into latency.svg, or latency.png with {@code -e 'fmt="png"'}.
  */
@@ -93,10 +93,10 @@ final class Report {
         }
         o.println();
         o.println("Every point (min, p50, p99, p99.9 in us):");
-        o.printf(Locale.ROOT, "%-14s %-5s %8s %9s %9s %9s %9s %9s  %s%n", "series", "op", "size", "calls", "min", "p50",
+        o.printf(Locale.ROOT, "%-20s %-8s %8s %9s %9s %9s %9s %9s  %s%n", "series", "op", "size", "calls", "min", "p50",
                 "p99", "p99.9", "status");
         for (Point p : points) {
-            o.printf(Locale.ROOT, "%-14s %-5s %8d %9d %9.1f %9.1f %9.1f %9.1f  %s%n", p.series(), p.op(), p.size(),
+            o.printf(Locale.ROOT, "%-20s %-8s %8d %9d %9.1f %9.1f %9.1f %9.1f  %s%n", p.series(), p.op(), p.size(),
                     p.count(), p.min(), p.p50(), p.p99(), p.p999(), p.status());
         }
         o.flush();
@@ -168,7 +168,34 @@ final class Report {
         }
     }
 
+    /** What an earlier JVM of the same run measured ({@link #read}): its description and its points. */
+    record Earlier(String description, List<Point> points) {}
+
+    /**
+     * The points.tsv {@link #write} wrote: a first line with the description, then a point a
+     * line (tab-separated), so a second JVM of the run (another JIT) reports both.
+     */
+    static Earlier read(Path file) throws IOException {
+        List<String> lines = Files.readAllLines(file);
+        List<Point> points = new ArrayList<>();
+        for (String l : lines.subList(1, lines.size())) {
+            String[] f = l.split("\t", -1);
+            points.add(new Point(f[0], f[1], Integer.parseInt(f[2]), Integer.parseInt(f[3]), f[4],
+                    Long.parseLong(f[5]), Double.parseDouble(f[6]), Double.parseDouble(f[7]), Double.parseDouble(f[8]),
+                    Double.parseDouble(f[9]), Double.parseDouble(f[10])));
+        }
+        return new Earlier(lines.get(0), points);
+    }
+
     void write(Path dir) throws IOException {
+        StringBuilder tsv = new StringBuilder(description.replace('\n', ' ')).append('\n');
+        for (Point p : points) {
+            tsv.append(String.join("\t", p.series(), p.op(), Integer.toString(p.threshold()),
+                    Integer.toString(p.size()), p.status().replace('\t', ' ').replace('\n', ' '),
+                    Long.toString(p.count()), Double.toString(p.min()), Double.toString(p.p50()),
+                    Double.toString(p.p99()), Double.toString(p.p999()), Double.toString(p.mean()))).append('\n');
+        }
+        Files.writeString(dir.resolve("points.tsv"), tsv);
         Files.writeString(dir.resolve("table.txt"), text(true));
         Files.writeString(dir.resolve("results.json"), json());
         Map<String, String> curves = curves();

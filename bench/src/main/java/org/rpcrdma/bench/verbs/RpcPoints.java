@@ -16,6 +16,7 @@ import org.rpcrdma.bench.verbs.LatencyCurve.Point;
 import org.rpcrdma.transport.CallHandler;
 import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.IncomingCall;
+import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RegisteredBuffer;
 import org.rpcrdma.transport.ReplyReader;
 import org.rpcrdma.transport.RpcRdmaClient;
@@ -135,11 +136,29 @@ final class RpcPoints {
      */
     private boolean call(Endpoints e, MemorySegment call, int replyBytes) throws InterruptedException {
         Xdr.putInt(call, 0, ++xid);
+        options(replyBytes);
+        return e.client.connection().callAndRead(call, callOptions, sizeCheck);
+    }
+
+    /** The call options of a call expecting {@code replyBytes}, made once per point. */
+    private void options(int replyBytes) {
         expected = replyBytes;
-        if (callOptions.maxReplyBytes() != replyBytes) { // made once per point, not per call
+        if (callOptions.maxReplyBytes() != replyBytes) {
             callOptions = CallOptions.timeout(10, TimeUnit.SECONDS).withMaxReplyBytes(replyBytes);
         }
-        return e.client.connection().callAndRead(call, callOptions, sizeCheck);
+    }
+
+    /** One call of {@code shape} (not {@link Shape#CALLBACK}) through the client, as a user writes it. */
+    private boolean call(Endpoints e, MemorySegment call, int replyBytes, Shape shape) throws Exception {
+        if (shape == Shape.READ) {
+            return call(e, call, replyBytes);
+        }
+        Xdr.putInt(call, 0, ++xid);
+        options(replyBytes);
+        try (ReceivedMessage m = shape == Shape.WAIT ? e.client.callAndWait(call, callOptions)
+                : e.client.call(call, callOptions).get()) {
+            return m.bytes().byteSize() == replyBytes;
+        }
     }
 
     /** The reply size the next call expects, and the reader that checks it (made once: no lambda per call). */
@@ -252,16 +271,40 @@ final class RpcPoints {
     /** {@link #measure(Endpoints, MemorySegment, int, long)} timing calls for {@code measure} ns. */
     Histogram measure(Endpoints e, MemorySegment call, int expect, long warmup, long measure)
             throws InterruptedException {
+        try {
+            return measure(e, call, expect, warmup, measure, Shape.READ);
+        } catch (InterruptedException | RuntimeException ex) {
+            throw ex;
+        } catch (Exception ex) {
+            throw new IllegalStateException(ex); // only the future shape throws others
+        }
+    }
+
+    /**
+     * Calls of {@code shape} for {@code warmup} ns, then times each for {@code measure} ns
+     * (the callback shape times itself: {@link CallbackLoop}).
+     */
+    Histogram measure(Endpoints e, MemorySegment call, int expect, long warmup, long measure, Shape shape)
+            throws Exception {
+        if (shape == Shape.CALLBACK) {
+            options(expect);
+            CallbackLoop loop = new CallbackLoop(e.client, call, callOptions, expect, warmup, measure, xid);
+            try {
+                return loop.run();
+            } finally {
+                xid = loop.xid();
+            }
+        }
         long end = System.nanoTime() + warmup;
         while (System.nanoTime() < end) {
-            call(e, call, expect);
+            call(e, call, expect, shape);
         }
         Histogram h = new Histogram(3);
         end = System.nanoTime() + measure;
         long t;
         do {
             long t0 = System.nanoTime();
-            boolean ok = call(e, call, expect);
+            boolean ok = call(e, call, expect, shape);
             t = System.nanoTime();
             if (!ok) {
                 throw new IllegalStateException("reply not of the " + expect + " bytes expected");

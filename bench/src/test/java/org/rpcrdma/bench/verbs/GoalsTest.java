@@ -42,7 +42,7 @@ class GoalsTest {
         List<Point> run = run(List.of(round(1, 30, 45), round(2, 32, 80), round(3, 20, 28)));
         assertArrayEquals(new int[] {1, 2, 3}, Goals.rounds(run));
         List<Goals.Line> lines = Goals.evaluate(run);
-        assertEquals(5, lines.size());
+        assertEquals(13, lines.size()); // 7 against ib_send_lat, 6 shape spreads
         assertArrayEquals(new double[] {1.5, 2.5, 1.4}, lines.get(0).ratios(), 1e-9);
         assertEquals(1.5, lines.get(0).ratio(), 1e-9);
         assertTrue(lines.get(0).met());
@@ -102,5 +102,49 @@ class GoalsTest {
         assertTrue(s.contains("1.50 2.50 1.40"), s);
         assertEquals(4, s.lines().filter(l -> l.endsWith("x  met")).count(), s); // busy p50, busy p99, event min, raw
         assertEquals(1, s.lines().filter(l -> l.endsWith("NOT met")).count(), s); // mixed
+    }
+
+    /** A round under {@code jit}: ib_send_lat p50 30, p99 300; in busy mode the four shapes at the given p50s. */
+    private static List<Point> shapes(String jit, int r, double wait, double future, double read, double callback) {
+        String op = Goals.round(jit, r);
+        List<Point> l = new ArrayList<>();
+        l.add(new Point("ib_send_lat", op, 0, 64, "ok", 1000, 25, 30, 300, 300, 30));
+        double[] p50 = {wait, future, read, callback};
+        Shape[] s = {Shape.WAIT, Shape.FUTURE, Shape.READ, Shape.CALLBACK};
+        for (int i = 0; i < s.length; i++) {
+            l.add(new Point(s[i].series(Mode.BUSY), op, 4096, 0, "ok", 1000, 30, p50[i], 3 * p50[i], 4 * p50[i], p50[i]));
+        }
+        return l;
+    }
+
+    @Test
+    void eachJitIsJudgedOnItsOwnRoundsWithTheBlockingCallAndTheShapesSpread() {
+        List<Point> run = new ArrayList<>();
+        run.addAll(shapes("c2", 1, 50, 55, 50, 45)); // spread 55/45
+        run.addAll(shapes("c1", 1, 90, 70, 60, 66)); // spread 90/60
+        assertEquals(List.of("c2", "c1"), Goals.jits(run));
+        List<Goals.Line> lines = Goals.evaluate(run);
+        assertEquals(26, lines.size());
+        Goals.Line c2Wait = lines.get(5);
+        assertEquals("C2: busy-poll, blocking call (callAndWait) p50", c2Wait.what());
+        assertEquals(50 / 30.0, c2Wait.ratio(), 1e-9);
+        assertTrue(c2Wait.met());
+        assertEquals(150 / 300.0, lines.get(6).ratio(), 1e-9); // its p99
+        Goals.Line c2Spread = lines.get(7);
+        assertEquals("C2: busy: slowest shape / fastest, p50", c2Spread.what());
+        assertEquals(55 / 45.0, c2Spread.ratio(), 1e-9);
+        assertFalse(c2Spread.met());
+        Goals.Line c1Wait = lines.get(13 + 5);
+        assertEquals("C1: busy-poll, blocking call (callAndWait) p50", c1Wait.what());
+        assertEquals(3.0, c1Wait.ratio(), 1e-9);
+        assertFalse(c1Wait.met());
+        assertEquals(1.5, lines.get(13 + 7).ratio(), 1e-9);
+        assertTrue(Double.isNaN(lines.get(13 + 9).ratio())); // mixed: no shape measured
+
+        StringWriter w = new StringWriter();
+        Goals.print(run, new PrintWriter(w, true));
+        String t = w.toString();
+        assertTrue(t.contains("  c1      busy   wait           90.0     270.0     3.00     0.90"), t);
+        assertTrue(t.contains("  c2      busy   callback       45.0     135.0     1.50     0.45"), t);
     }
 }

@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import org.rpcrdma.transport.CallTimeoutException;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.RpcRdmaException;
@@ -19,14 +20,26 @@ import org.rpcrdma.transport.link.Link;
  * {@link Completion} methods, which bypass the overrides. It names the use of the request
  * it belongs to (its generation), so acting on it after the call ended touches no later call.
  */
-public final class CallFuture extends CompletableFuture<ReceivedMessage> implements Completion {
+public final class CallFuture extends CompletableFuture<ReceivedMessage> implements Completion, BooleanSupplier {
     private final CallRequest request;
     private final int generation;
+    /**
+     * The link of the connection the call was sent on, whose completions a thread waiting
+     * in {@link #get()}, {@link #get(long, TimeUnit)} or {@link #join()} polls itself (as
+     * callAndWait does) instead of parking until the poller thread wakes it; null for a
+     * call issued with no connection.
+     */
+    private Link link;
     /**
      * The thread that delivered the reply (callAndWait counts whether it was the caller's
      * own): written before the future's completion and read after it was seen.
      */
     Thread deliveredBy;
+
+    /** The thread that delivered the reply, once the future completed with it. */
+    public Thread deliveredBy() {
+        return deliveredBy;
+    }
 
     private CallFuture(CallRequest request, int generation) {
         this.request = request;
@@ -38,6 +51,61 @@ public final class CallFuture extends CompletableFuture<ReceivedMessage> impleme
         CallFuture f = new CallFuture(r, r.generation() + 1);
         r.start(f);
         return f;
+    }
+
+    /** Sent on {@code l}: a thread that waits for this future polls {@code l} for the reply itself. */
+    CallFuture pollOn(Link l) {
+        link = l;
+        return this;
+    }
+
+    /** Whether the call ended (the poll condition of a waiting thread: this object, no lambda per wait). */
+    @Override
+    public boolean getAsBoolean() {
+        return isDone();
+    }
+
+    /**
+     * A thread about to wait for the reply takes it off the completion queue itself until
+     * {@code deadline} (completions for others, and the peer's calls, may then be
+     * dispatched on it, as in callAndWait): under busy-poll the poller thread's hand-off
+     * (an unpark, a scheduler wake-up) was most of a future call's extra time.
+     */
+    private void pollUntil(long deadline) {
+        Link l = link;
+        if (l == null || isDone()) {
+            return;
+        }
+        l.blockingCallStarts();
+        try {
+            l.pollOnCaller(this, deadline);
+        } finally {
+            l.blockingCallEnds();
+        }
+    }
+
+    /** A deadline no wait reaches (2^62 ns, 146 years), with no overflow in deadline - now. */
+    private static long noDeadline() {
+        return System.nanoTime() + (1L << 62);
+    }
+
+    @Override
+    public ReceivedMessage get() throws InterruptedException, ExecutionException {
+        pollUntil(noDeadline());
+        return super.get();
+    }
+
+    @Override
+    public ReceivedMessage get(long timeout, TimeUnit unit)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        pollUntil(System.nanoTime() + Math.min(unit.toNanos(timeout), 1L << 62));
+        return super.get(timeout, unit);
+    }
+
+    @Override
+    public ReceivedMessage join() {
+        pollUntil(noDeadline());
+        return super.join();
     }
 
     /**

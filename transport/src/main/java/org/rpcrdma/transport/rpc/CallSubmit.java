@@ -70,7 +70,7 @@ public final class CallSubmit {
         }
         CallRequest c = slots.take();
         c.start(Xdr.getInt(rpcCall, 0), rpcCall, retry, null);
-        CallFuture f = CallFuture.startOn(c);
+        CallFuture f = CallFuture.startOn(c).pollOn(link);
         c.maxReplyBytes(maxReplyBytes);
         c.ddp(payload, receptacle);
         submit(c, timeoutNanos);

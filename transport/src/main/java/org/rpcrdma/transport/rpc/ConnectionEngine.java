@@ -256,10 +256,16 @@ public final class ConnectionEngine {
     public ReceivedMessage callAndWait(MemorySegment rpcCall, CallOptions o) throws InterruptedException {
         int xid = checkCall(rpcCall, o);
         long timeoutNanos = CallArguments.timeoutNanos(o, params.callTimeoutMillis());
-        long deadline = System.nanoTime() + CallTimer.waitNanos(timeoutNanos);
         link.blockingCallStarts();
         try {
-            return CallFuture.await(call(rpcCall, o, 0), link, xid, deadline, timeoutNanos, name, stats);
+            if (o.retry()) { // its bytes copied, it may outlive this connection: through a future
+                return CallFuture.await(call(rpcCall, o, 0), link, xid, System.nanoTime()
+                        + CallTimer.waitNanos(timeoutNanos), timeoutNanos, name, stats);
+            }
+            CallRequest c = calls.pooled(xid, rpcCall, o, ReadInPlace.INSTANCE, null); // as callAndRead: no future
+            calls.submit(c, 0); // the caller's wait is the deadline
+            return ReadInPlace.awaitMessage(c, link, timeoutNanos, TimeUnit.NANOSECONDS.toMillis(timeoutNanos), name,
+                    stats);
         } finally {
             link.blockingCallEnds();
         }

@@ -55,6 +55,29 @@ public final class ReadInPlace implements Completion {
      */
     static <T> T await(CallRequest r, Link link, ReplyReader<T> reader, long timeoutNanos, long timeoutMillis,
             String where, StatsCounters stats) throws InterruptedException {
+        awaitReply(r, link, timeoutNanos, timeoutMillis, where, stats);
+        return read(r, reader);
+    }
+
+    /**
+     * {@link Connection#callAndWait}'s half: waits as {@link #await} does, then hands the
+     * caller its reply as the one object it allocates, a {@link ReceivedMessage} it releases
+     * (the reassembled one as it is), and the request goes back to its pool.
+     */
+    static ReceivedMessage awaitMessage(CallRequest r, Link link, long timeoutNanos, long timeoutMillis,
+            String where, StatsCounters stats) throws InterruptedException {
+        awaitReply(r, link, timeoutNanos, timeoutMillis, where, stats);
+        ReceivedMessage m = r.replyMsg;
+        if (m == null) {
+            m = ApiBridge.access().message(r.replyView, r.replyConn, r.replySlot, -1);
+        }
+        r.recycle();
+        return m;
+    }
+
+    /** Waits until {@code r} ended; returns if it was replied to, else throws what ended it. */
+    private static void awaitReply(CallRequest r, Link link, long timeoutNanos, long timeoutMillis,
+            String where, StatsCounters stats) throws InterruptedException {
         // The clock is read only for a call not answered yet (an in-memory pair answers
         // inside submit; under TCG a clock read costs ~1 µs), and the timeout counts from here.
         long deadline = r.isDone() ? 0 : System.nanoTime() + CallTimer.waitNanos(timeoutNanos);
@@ -99,7 +122,6 @@ public final class ReadInPlace implements Completion {
                 throw new RpcRdmaException("call failed", t);
             }
             (r.deliveredBy == Thread.currentThread() ? stats.repliesTakenByCaller : stats.repliesHandedOff).increment();
-            return read(r, reader);
         } finally {
             if (r.waiter != null) {
                 r.waiter = null;
