@@ -25,9 +25,12 @@ import java.util.concurrent.TimeUnit;
  *                         completion; -1: the client's mode
  * @param rounds           goal rounds to end with, for {@link Goals} ({@code --rounds N}; 3 quick, 5
  *                         full; {@code --no-modes}: 0)
+ * @param chunkRows        {@link ChunkRows} in each goal round: "on" (default), "off" ({@code --no-chunk-rows}),
+ *                         or "only" ({@code --chunk-only}: no curve, and the rounds hold ib_send_lat and the
+ *                         chunk rows alone, for a focused comparison)
  */
 record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, long warmupNanos, long measureNanos,
-        long prewarmNanos, int[] sizes, int[] thresholds, int serverSpinMicros, int rounds) {
+        long prewarmNanos, int[] sizes, int[] thresholds, int serverSpinMicros, int rounds, String chunkRows) {
 
     /** The command line of {@link LatencyCurve#main}; an unknown argument is an IllegalArgumentException. */
     static CurveOptions parse(String[] args) {
@@ -42,6 +45,7 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
         int serverSpin = -1;
         int rounds = -1;
         long prewarmMs = 0;
+        String chunkRows = "on";
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--full" -> full = true;
@@ -59,6 +63,8 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
                 case "--server-spin" -> serverSpin = Integer.parseInt(args[++i]);
                 case "--no-modes" -> rounds = 0;
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+                case "--no-chunk-rows" -> chunkRows = "off";
+                case "--chunk-only" -> chunkRows = "only";
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -70,7 +76,8 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
         }
         return new CurveOptions(full, busyPoll, dir, perftest, TimeUnit.MILLISECONDS.toNanos(warmupMs),
                 TimeUnit.MILLISECONDS.toNanos(measureMs), TimeUnit.MILLISECONDS.toNanos(prewarmMs),
-                sizes == null ? sizes(full) : sizes, thresholds, serverSpin, rounds < 0 ? (full ? 5 : 3) : rounds);
+                sizes == null ? sizes(full) : sizes, thresholds, serverSpin, rounds < 0 ? (full ? 5 : 3) : rounds,
+                chunkRows);
     }
 
     /** Full: 0, every power of two to 1 MiB, and each threshold's edge -1, 0, +1. Quick: a subset. */
@@ -102,6 +109,11 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
     static int[] ints(String list) {
         return Arrays.stream(list.split(",")).map(String::trim).mapToInt(Integer::parseInt).distinct()
                 .sorted().toArray();
+    }
+
+    /** Whether the run is the goal rounds' ib_send_lat and chunk rows alone ({@code --chunk-only}). */
+    boolean chunkOnly() {
+        return chunkRows.equals("only");
     }
 
     /** This run's mode: busy-poll or events, the server perhaps adaptive ({@code --server-spin}). */
