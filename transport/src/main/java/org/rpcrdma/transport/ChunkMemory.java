@@ -233,6 +233,11 @@ final class ChunkMemory implements RegisteredBuffer.Holder {
         return windows != null && windows.remotelyInvalidated(rkey);
     }
 
+    /** Whether a LOCAL_INV chain is still waiting for its completion: {@link WindowPool#invalidating}. */
+    boolean invalidating() {
+        return windows != null && windows.invalidating();
+    }
+
     /** A LOCAL_INV chain completed: what runs next, or null. */
     Runnable invalidated(int token, boolean ok) {
         return windows == null ? null : windows.completed(token, ok);

@@ -188,6 +188,11 @@ final class LinkCompletions implements CompletionDriver.Cq {
     }
 
     @Override
+    public boolean localWorkPending() {
+        return chunks.invalidating();
+    }
+
+    @Override
     public int outstandingCalls() {
         return conn.outstandingCalls();
     }
