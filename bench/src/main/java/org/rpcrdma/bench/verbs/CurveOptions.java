@@ -32,10 +32,13 @@ import java.util.concurrent.TimeUnit;
  *                         one's points ({@code --include FILE}); null: none
  * @param jit              the JIT this JVM runs, labelling its goal rounds ({@code --jit}; by
  *                         default read from the JVM's flags: {@link #jitOfThisJvm})
+ * @param chunkRows        {@link ChunkRows} in each goal round: "on" (default), "off" ({@code --no-chunk-rows}),
+ *                         or "only" ({@code --chunk-only}: no curve, and the rounds hold ib_send_lat and the
+ *                         chunk rows alone, for a focused comparison)
  */
 record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, long warmupNanos, long measureNanos,
         long prewarmNanos, int[] sizes, int[] thresholds, int serverSpinMicros, int rounds, boolean roundsOnly,
-        Path include, String jit) {
+        Path include, String jit, String chunkRows) {
 
     /** The command line of {@link LatencyCurve#main}; an unknown argument is an IllegalArgumentException. */
     static CurveOptions parse(String[] args) {
@@ -53,6 +56,7 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
         boolean roundsOnly = false;
         Path include = null;
         String jit = jitOfThisJvm();
+        String chunkRows = "on";
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--full" -> full = true;
@@ -73,6 +77,8 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
                 case "--rounds-only" -> roundsOnly = true;
                 case "--include" -> include = Path.of(args[++i]);
                 case "--jit" -> jit = args[++i];
+                case "--no-chunk-rows" -> chunkRows = "off";
+                case "--chunk-only" -> chunkRows = "only";
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -85,7 +91,7 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
         return new CurveOptions(full, busyPoll, dir, perftest, TimeUnit.MILLISECONDS.toNanos(warmupMs),
                 TimeUnit.MILLISECONDS.toNanos(measureMs), TimeUnit.MILLISECONDS.toNanos(prewarmMs),
                 sizes == null ? sizes(full) : sizes, thresholds, serverSpin, rounds < 0 ? (full ? 5 : 3) : rounds,
-                roundsOnly, include, jit);
+                roundsOnly, include, jit, chunkRows);
     }
 
     /**
@@ -133,6 +139,11 @@ record CurveOptions(boolean full, boolean busyPoll, Path dir, String perftest, l
     static int[] ints(String list) {
         return Arrays.stream(list.split(",")).map(String::trim).mapToInt(Integer::parseInt).distinct()
                 .sorted().toArray();
+    }
+
+    /** Whether the run is the goal rounds' ib_send_lat and chunk rows alone ({@code --chunk-only}). */
+    boolean chunkOnly() {
+        return chunkRows.equals("only");
     }
 
     /** This run's mode: busy-poll or events, the server perhaps adaptive ({@code --server-spin}). */

@@ -46,7 +46,8 @@ import org.rpcrdma.transport.RpcRdmaStats;
  * size S sends S + 68 bytes (28-byte RPC-over-RDMA header + 40-byte call header).
  *
  * <p>Usage: {@code LatencyCurve [--full] [--out DIR] [--perftest ib_send_lat|none]
- * [--warmup-ms N] [--measure-ms N] [--prewarm-ms N] [--event] [--server-spin US] [--no-modes] [--rounds N] [--sizes N,N..] [--thresholds N,N..]}
+ * [--warmup-ms N] [--measure-ms N] [--prewarm-ms N] [--event] [--server-spin US] [--no-modes] [--rounds N] [--sizes N,N..] [--thresholds N,N..]
+ * [--no-chunk-rows | --chunk-only]}
  * ({@code --server-spin}: the server on completion events, adaptive for US µs, whatever the
  * client's mode; {@code --no-modes}: without the goal rounds at the end ({@code --rounds N}
  * of them, 3 quick, 5 full: ib_send_lat and the raw ping-pong at 64 B and the NULL call in each
@@ -97,6 +98,7 @@ public final class LatencyCurve {
     private final PrintStream out = System.out;
     private final RpcPoints rpc;
     private final VerbsPingPong verbs;
+    private final ChunkRows chunks;
     private int done;
     private int total;
 
@@ -106,6 +108,7 @@ public final class LatencyCurve {
         this.warmupNanos = options.warmupNanos();
         this.rpc = new RpcPoints(ip, options, out, this::progress);
         this.verbs = new VerbsPingPong(ip, options, this::progress);
+        this.chunks = new ChunkRows(ip, options, out, this::progress);
     }
 
     /** Largest argument size an inline call fits under threshold {@code t}. */
@@ -141,6 +144,13 @@ public final class LatencyCurve {
         int[] chunkSizes = ib ? java.util.Arrays.stream(sizes).filter(s -> s > lastInline(thresholds[0])).toArray()
                 : new int[0];
         total = options.rounds() * ((ib ? 1 : 0) + 1 + 3 * Shape.values().length);
+        if (options.chunkOnly()) {
+            runChunkOnly(perftest, ib);
+            return;
+        }
+        if (!options.chunkRows().equals("off")) {
+            total += options.rounds() * ChunkRows.pointsPerRound(ib);
+        }
         if (!options.roundsOnly()) {
             total += (ib ? 3 : 2) * verbsSizes + 2 * chunkSizes.length + thresholds.length * 2 * sizes.length;
         }
@@ -200,6 +210,31 @@ public final class LatencyCurve {
             }
             verbs.run(new int[] {64}, true, op);
             runModes(modeThreshold(thresholds), op, r);
+            if (!options.chunkRows().equals("off")) {
+                chunks.round(op, r, ib);
+            }
+        }
+    }
+
+    /** {@code --chunk-only}: the pre-warm, then goal rounds of ib_send_lat at 64 B and the chunk rows alone. */
+    private void runChunkOnly(String perftest, boolean ib) throws InterruptedException {
+        total = options.rounds() * ((ib ? 1 : 0) + ChunkRows.pointsPerRound(ib));
+        out.printf("[bench] %d points, chunk rows only (%s)%n", total, options.describe(ip));
+        if (options.prewarmNanos() > 0) {
+            rpc.prewarm(options.sizes(), options.thresholds()[0]);
+        }
+        for (int r = 1; r <= options.rounds(); r++) {
+            String op = Goals.round(options.jit(), r);
+            if (ib) {
+                Path logs = options.dir().resolve("perftest");
+                try {
+                    Files.createDirectories(logs);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                progress(Perftest.run(perftest, 64, 18700 + r, logs, ip, GOAL_IB_ITERATIONS, op));
+            }
+            chunks.round(op, r, ib);
         }
     }
 

@@ -87,6 +87,7 @@ final class Report {
         ratios(o);
         o.println();
         Goals.print(points, o);
+        ChunkGoals.print(points, o);
         if (!everyPoint) {
             o.flush();
             return w.toString();

@@ -99,6 +99,11 @@ final class RpcPoints {
         final RpcRdmaClient client;
 
         Endpoints(InetAddress ip, int threshold, int largest, Mode mode) {
+            this(ip, threshold, largest, mode, handler(largest));
+        }
+
+        /** As {@link #Endpoints(InetAddress, int, int, Mode)} with a server answering through {@code handler}. */
+        Endpoints(InetAddress ip, int threshold, int largest, Mode mode, CallHandler handler) {
             RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(threshold)
                     .withConnectTimeoutMillis(30_000).withReconnectAttempts(0);
             // Sizes past the default chunk limit (e.g. 16 MiB): room for one call and one reply
@@ -108,7 +113,7 @@ final class RpcPoints {
                 o = o.withMaxChunkBytes(chunk).withMaxChunkSegments(Math.max(o.maxChunkSegments(), chunk >> 18))
                         .withChunkMemoryBytes(Math.max(o.chunkMemoryBytes(), 2L * chunk));
             }
-            server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), mode.server(o), handler(largest), null);
+            server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), mode.server(o), handler, null);
             RpcRdmaClient cl = null;
             try {
                 cl = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), mode.client(o));

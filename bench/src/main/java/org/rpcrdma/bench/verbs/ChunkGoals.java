@@ -1,0 +1,94 @@
+package org.rpcrdma.bench.verbs;
+
+import java.io.PrintWriter;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.ToDoubleFunction;
+import org.rpcrdma.bench.verbs.LatencyCurve.Point;
+
+/**
+ * The chunk rows' goals ({@link ChunkRows}): each chunked call shape against the sum of the
+ * perftest operations it is made of, measured in the same goal round: a Send round trip
+ * ({@code ib_send_lat} at 64 B: the call's and the reply's Sends are small), plus an RDMA
+ * Read of the payload ({@code ib_read_lat}, a round trip) where the server pulls it, plus a
+ * one-way RDMA Write of it (half of {@code ib_write_lat}'s ping-pong) where the server
+ * pushes it. p50 against the sum of the p50s, p99 against the sum of the p99s; judged by
+ * the median over the rounds.
+ */
+final class ChunkGoals {
+    static final double P50_LIMIT = 2;
+    static final double P99_LIMIT = 5;
+
+    private ChunkGoals() {}
+
+    /** What {@code series} is made of: reads, writes (besides the Send round trip). */
+    static boolean reads(String series) {
+        return !series.equals("chunk-ddp-read");
+    }
+
+    static boolean writes(String series) {
+        return series.equals("chunk-echo") || series.equals("chunk-ddp-read");
+    }
+
+    /** The perftest sum for {@code series} at {@code size} in round {@code op}, by {@code f}; NaN if a part is missing. */
+    static double base(List<Point> points, String series, int size, String op, ToDoubleFunction<Point> f) {
+        Point send = find(points, "ib_send_lat", 64, op);
+        Point read = find(points, "ib_read_lat", size, op);
+        Point write = find(points, "ib_write_lat", size, op);
+        if (send == null || reads(series) && read == null || writes(series) && write == null) {
+            return Double.NaN;
+        }
+        return f.applyAsDouble(send) + (reads(series) ? f.applyAsDouble(read) : 0)
+                + (writes(series) ? f.applyAsDouble(write) / 2 : 0);
+    }
+
+    static Point find(List<Point> points, String series, int size, String op) {
+        return points.stream().filter(p -> p.ok() && p.series().equals(series) && p.size() == size
+                && p.op().equals(op)).findFirst().orElse(null);
+    }
+
+    private static double median(double[] v) {
+        double[] r = Arrays.stream(v).filter(Double::isFinite).sorted().toArray();
+        if (r.length == 0) {
+            return Double.NaN;
+        }
+        return r.length % 2 == 1 ? r[r.length / 2] : (r[r.length / 2 - 1] + r[r.length / 2]) / 2;
+    }
+
+    static void print(List<Point> points, PrintWriter o) {
+        int[] rounds = Goals.rounds(points);
+        if (points.stream().noneMatch(p -> p.series().startsWith("chunk-"))) {
+            return;
+        }
+        o.println();
+        o.println("Chunk rows (" + ChunkRows.THRESHOLD / 1024 + " KiB inline; server on completion events, its default;"
+                + " client in the run's mode): p50 / p99 us, ours against the perftest sum of the same round (ib_send_lat 64 B"
+                + " + ib_read_lat + ib_write_lat / 2, the parts the shape is made of); median of the rounds' ratios:");
+        o.printf(Locale.ROOT, "  %-16s %7s  %-40s %-40s %10s %10s%n", "shape", "size", "ours p50/p99 per round",
+                "perftest sum p50/p99 per round", "p50 ratio", "p99 ratio");
+        for (int size : ChunkRows.SIZES) {
+            for (String series : ChunkRows.SERIES) {
+                StringBuilder ours = new StringBuilder();
+                StringBuilder base = new StringBuilder();
+                double[] r50 = new double[rounds.length];
+                double[] r99 = new double[rounds.length];
+                for (int i = 0; i < rounds.length; i++) {
+                    String op = Goals.round(rounds[i]);
+                    Point p = find(points, series, size, op);
+                    double b50 = base(points, series, size, op, Point::p50);
+                    double b99 = base(points, series, size, op, Point::p99);
+                    ours.append(p == null ? " -" : String.format(Locale.ROOT, " %.0f/%.0f", p.p50(), p.p99()));
+                    base.append(String.format(Locale.ROOT, " %.0f/%.0f", b50, b99));
+                    r50[i] = p == null ? Double.NaN : p.p50() / b50;
+                    r99[i] = p == null ? Double.NaN : p.p99() / b99;
+                }
+                double m50 = median(r50);
+                double m99 = median(r99);
+                o.printf(Locale.ROOT, "  %-16s %7d  %-40s %-40s %5.2fx %s %5.2fx %s%n", series, size, ours, base, m50,
+                        m50 <= P50_LIMIT ? "met" : "NOT", m99, m99 <= P99_LIMIT ? "met" : "NOT");
+            }
+        }
+        o.printf(Locale.ROOT, "  goal: p50 <= %.0fx, p99 <= %.0fx the perftest sum%n", P50_LIMIT, P99_LIMIT);
+    }
+}

@@ -1,0 +1,287 @@
+package org.rpcrdma.bench.verbs;
+
+import static org.rpcrdma.bench.verbs.LatencyCurve.PROC_ECHO;
+import static org.rpcrdma.bench.verbs.LatencyCurve.PROC_NULL;
+import static org.rpcrdma.bench.verbs.LatencyCurve.REPLY_HEADER;
+
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.HdrHistogram.Histogram;
+import org.rpcrdma.bench.verbs.LatencyCurve.Point;
+import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.CallOptions;
+import org.rpcrdma.transport.DdpArgument;
+import org.rpcrdma.transport.IncomingCall;
+import org.rpcrdma.transport.RegisteredBuffer;
+import org.rpcrdma.transport.ReplyReader;
+import org.rpcrdma.transport.RpcRdmaStats;
+import org.rpcrdma.xdr.Xdr;
+
+/**
+ * The chunk rows of a goal round: the four chunked call shapes at 4 KiB and 64 KiB, each
+ * beside the perftest operations it is made of, measured in the same round, with the server
+ * in the completion mode it has by default (completion events, no spinning) and the client
+ * in the run's mode (busy-polling, as perftest's two ends do, unless {@code --event}):
+ * <ul>
+ *   <li>{@code chunk-long}: a NULL call with S bytes of arguments, a long call (RDMA_NOMSG,
+ *       the call in a Position-Zero Read chunk the server pulls by RDMA Read), empty reply;
+ *       made of a Send round trip and an RDMA Read of S bytes.
+ *   <li>{@code chunk-echo}: the same call echoed, its reply through the Reply chunk the call
+ *       offers (RDMA Write): a Send round trip, an RDMA Read and an RDMA Write of S bytes.
+ *   <li>{@code chunk-ddp-write}: an inline call with a DDP argument of S bytes in a read chunk
+ *       (an NFS WRITE's shape, RFC 8166 §3.4.5), pulled by RDMA Read; empty reply: a Send
+ *       round trip and an RDMA Read.
+ *   <li>{@code chunk-ddp-read}: an inline call whose S-byte result the server writes into the
+ *       call's write chunk (an NFS READ's shape, §3.4.6) before its inline reply: a Send round
+ *       trip and an RDMA Write.
+ * </ul>
+ * The threshold is 4 KiB (the Linux client's default), so both sizes are past it. Every
+ * payload is the caller's registered memory ({@link RegisteredBuffer}): exposed in place,
+ * as an application would send one. Perftest's RDMA Write latency is a ping-pong: half its
+ * round trip is the one-way Write a reply's data costs ({@link ChunkGoals}).
+ */
+final class ChunkRows {
+    static final int[] SIZES = {4096, 65536};
+    static final int THRESHOLD = 4096;
+    static final int PROC_DDP_WRITE = 2;
+    static final int PROC_DDP_READ = 3;
+    /** The four shapes, in the order they are measured. */
+    static final List<String> SERIES = List.of("chunk-long", "chunk-echo", "chunk-ddp-write", "chunk-ddp-read");
+    /** The server at its defaults (events, no spin), the client busy-polling or ({@code --event}) on events. */
+    static Mode mode(CurveOptions o) {
+        return new Mode("chunk", o.busyPoll(), 0);
+    }
+
+    private final InetAddress ip;
+    private final CurveOptions options;
+    private final PrintStream out;
+    private final Consumer<Point> progress;
+
+    ChunkRows(InetAddress ip, CurveOptions options, PrintStream out, Consumer<Point> progress) {
+        this.ip = ip;
+        this.options = options;
+        this.out = out;
+        this.progress = progress;
+    }
+
+    /** Points one round adds: per size, ib_read_lat, ib_write_lat and the four shapes. */
+    static int pointsPerRound(boolean perftest) {
+        return SIZES.length * ((perftest ? 2 : 0) + SERIES.size());
+    }
+
+    /** One round's chunk rows, labelled {@code op} (ib_send_lat at 64 B is the round's own). */
+    void round(String op, int round, boolean perftest) throws InterruptedException {
+        Path logs = options.dir().resolve("perftest");
+        int port = 18800 + 10 * round;
+        for (int size : SIZES) {
+            if (perftest) {
+                int n = size >= 65536 ? 1000 : 5000;
+                progress.accept(Perftest.run("ib_read_lat", size, port++, logs, ip, n, op));
+                progress.accept(Perftest.run("ib_write_lat", size, port++, logs, ip, n, op));
+            }
+            measureShapes(op, size);
+        }
+    }
+
+    private void measureShapes(String op, int size) throws InterruptedException {
+        ChunkAnswer answer = new ChunkAnswer(size);
+        try (RpcPoints.Endpoints e = new RpcPoints.Endpoints(ip, THRESHOLD, size, mode(options),
+                CallHandler.immediate(answer));
+                RegisteredBuffer call = e.client.allocateRegistered(40 + 4 + size);
+                RegisteredBuffer data = e.client.allocateRegistered(size)) {
+            Counters stats = new Counters(e);
+            SoftirqStats kernel = new SoftirqStats();
+            for (String series : SERIES) {
+                try {
+                    Shape s = shape(series, call.segment(), data.segment(), size);
+                    long[] before = stats.counters();
+                    long[] k0 = kernel.sample();
+                    Histogram h = measure(e, s, answer, warmup(), measure());
+                    long[] k1 = kernel.sample();
+                    long[] after = stats.counters();
+                    out.printf(Locale.ROOT, "[bench] %s %s %d B: per call %s; %s%n", series, op, size,
+                            stats.describe(before, after), SoftirqStats.describe(k0, k1, after[0] - before[0]));
+                    out.printf(Locale.ROOT, "[bench] %s %s %d B: call sent -> handler p50 %.1f p99 %.1f us, handler -> reply"
+                            + " read p50 %.1f p99 %.1f us%n", series, op, size, toHandler.getValueAtPercentile(50) / 1e3,
+                            toHandler.getValueAtPercentile(99) / 1e3, fromHandler.getValueAtPercentile(50) / 1e3,
+                            fromHandler.getValueAtPercentile(99) / 1e3);
+                    progress.accept(Point.of(series, op, THRESHOLD, size, h));
+                } catch (InterruptedException ex) {
+                    throw ex;
+                } catch (Exception ex) {
+                    progress.accept(Point.failed(series, op, THRESHOLD, size, "error: " + ex));
+                }
+            }
+        } catch (InterruptedException ex) {
+            throw ex;
+        } catch (Exception ex) {
+            for (String series : SERIES) {
+                progress.accept(Point.failed(series, op, THRESHOLD, size, "error: " + ex));
+            }
+        }
+    }
+
+    private long warmup() {
+        return Math.max(options.warmupNanos(), TimeUnit.SECONDS.toNanos(1));
+    }
+
+    private long measure() {
+        return Math.max(options.measureNanos(), TimeUnit.SECONDS.toNanos(2));
+    }
+
+    /** One shape: the call's bytes (its XID set per call), its options and the reply's length. */
+    record Shape(MemorySegment call, CallOptions options, int replyBytes) {}
+
+    static Shape shape(String series, MemorySegment callMem, MemorySegment data, int size) {
+        CallOptions base = CallOptions.timeout(10, TimeUnit.SECONDS);
+        return switch (series) {
+            case "chunk-long" -> new Shape(RpcPoints.writeCallHeader(callMem.asSlice(0, 40 + size), PROC_NULL), base,
+                    REPLY_HEADER);
+            case "chunk-echo" -> new Shape(RpcPoints.writeCallHeader(callMem.asSlice(0, 40 + size), PROC_ECHO),
+                    base.withMaxReplyBytes(REPLY_HEADER + size), REPLY_HEADER + size);
+            case "chunk-ddp-write" -> {
+                // the opaque's length word at 40, the data (a read chunk) at XDR position 44
+                MemorySegment m = RpcPoints.writeCallHeader(callMem.asSlice(0, 44), PROC_DDP_WRITE);
+                Xdr.putInt(m, 40, size);
+                yield new Shape(m, base.withDdpArgument(DdpArgument.of(44, data)), REPLY_HEADER);
+            }
+            case "chunk-ddp-read" -> {
+                // arguments: the count wanted; the reply: the opaque's length word, its data placed
+                MemorySegment m = RpcPoints.writeCallHeader(callMem.asSlice(0, 44), PROC_DDP_READ);
+                Xdr.putInt(m, 40, size);
+                yield new Shape(m, base.withReceptacle(data), REPLY_HEADER + 4);
+            }
+            default -> throw new IllegalArgumentException(series);
+        };
+    }
+
+    /**
+     * The server of the chunk rows: NULL and echo as {@link RpcPoints#handler}, DDP WRITE
+     * (checks the pulled data's length, empty reply) and DDP READ ({@code size} bytes of
+     * result written into the call's write chunk). It notes when it ran (same JVM, same
+     * clock as the caller's), which splits a round trip in two: the call's way to the handler
+     * (Send, the server's wake-up, its RDMA Read) and the reply's way back.
+     */
+    static final class ChunkAnswer implements CallHandler {
+        volatile long handledAt;
+        private final MemorySegment buf;
+        private final MemorySegment result;
+        /** The replies' slices, made once (the rows' sizes do not change on an endpoint). */
+        private final MemorySegment empty;
+        private final MemorySegment echo;
+        private final MemorySegment reduced;
+        private final int size;
+
+        ChunkAnswer(int size) {
+            this.size = size;
+            buf = MemorySegment.ofArray(new byte[REPLY_HEADER + 4 + size]);
+            result = Arena.global().allocate(size, 8);
+            result.fill((byte) 7);
+            empty = buf.asSlice(0, REPLY_HEADER);
+            echo = buf.asSlice(0, REPLY_HEADER + size);
+            reduced = buf.asSlice(0, REPLY_HEADER + 4);
+        }
+
+        @Override
+        public void handle(IncomingCall c) {
+            handledAt = System.nanoTime();
+            MemorySegment m = c.message().bytes();
+            int proc = Xdr.getInt(m, 20);
+            Xdr.putInt(buf, 0, c.xid());
+            Xdr.putInt(buf, 4, 1); // REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS (zeros)
+            switch (proc) {
+                case PROC_ECHO -> {
+                    long args = m.byteSize() - 40;
+                    MemorySegment.copy(m, 40, buf, REPLY_HEADER, args);
+                    c.reply(args == size ? echo : buf.asSlice(0, REPLY_HEADER + args));
+                }
+                case PROC_DDP_WRITE -> {
+                    int count = Xdr.getInt(m, 40);
+                    if (m.byteSize() != 44 + Xdr.roundUp(count)) {
+                        throw new IllegalStateException("DDP WRITE of " + count + " bytes arrived as " + m.byteSize());
+                    }
+                    c.reply(empty);
+                }
+                case PROC_DDP_READ -> {
+                    int count = Xdr.getInt(m, 40);
+                    Xdr.putInt(buf, REPLY_HEADER, count);
+                    c.reply(reduced, count == size ? result : result.asSlice(0, count));
+                }
+                default -> c.reply(empty);
+            }
+        }
+    }
+
+    private int xid = 0x40000000;
+    private int expected;
+    private final ReplyReader<Boolean> sizeCheck = r -> r.byteSize() == expected;
+
+    private boolean call(RpcPoints.Endpoints e, Shape s) throws InterruptedException {
+        Xdr.putInt(s.call(), 0, ++xid);
+        expected = s.replyBytes();
+        return e.client.connection().callAndRead(s.call(), s.options(), sizeCheck);
+    }
+
+    /** The last point's two halves ({@link ChunkAnswer}), in ns. */
+    private final Histogram toHandler = new Histogram(3);
+    private final Histogram fromHandler = new Histogram(3);
+
+    private Histogram measure(RpcPoints.Endpoints e, Shape s, ChunkAnswer a, long warmup, long measure)
+            throws InterruptedException {
+        long end = System.nanoTime() + warmup;
+        while (System.nanoTime() < end) {
+            call(e, s);
+        }
+        Histogram h = new Histogram(3);
+        toHandler.reset();
+        fromHandler.reset();
+        end = System.nanoTime() + measure;
+        long t;
+        do {
+            long t0 = System.nanoTime();
+            boolean ok = call(e, s);
+            t = System.nanoTime();
+            if (!ok) {
+                throw new IllegalStateException("reply not of the " + s.replyBytes() + " bytes expected");
+            }
+            h.recordValue(t - t0);
+            long at = a.handledAt;
+            if (at - t0 > 0 && t - at > 0) {
+                toHandler.recordValue(at - t0);
+                fromHandler.recordValue(t - at);
+            }
+        } while (t < end);
+        return h;
+    }
+
+    /** The counters that say what a chunked call did, per call, from both ends. */
+    private static final class Counters {
+        private final RpcPoints.Endpoints e;
+
+        Counters(RpcPoints.Endpoints e) {
+            this.e = e;
+        }
+
+        long[] counters() {
+            RpcRdmaStats c = e.client.connection().stats();
+            RpcRdmaStats s = e.server.stats();
+            return new long[] {c.callsSent(), s.rdmaReads(), s.rdmaWrites(), c.windowsBound(), c.localInvalidations(),
+                    c.remoteInvalidations(), s.channelWakeups(), c.channelWakeups()};
+        }
+
+        String describe(long[] a, long[] b) {
+            double calls = Math.max(1, b[0] - a[0]);
+            return String.format(Locale.ROOT, "%.2f RDMA Reads, %.2f Writes, %.2f binds, %.2f LOCAL_INV, %.2f remote"
+                    + " invalidations, %.2f server / %.2f client channel wake-ups (%d calls)", (b[1] - a[1]) / calls,
+                    (b[2] - a[2]) / calls, (b[3] - a[3]) / calls, (b[4] - a[4]) / calls, (b[5] - a[5]) / calls,
+                    (b[6] - a[6]) / calls, (b[7] - a[7]) / calls, b[0] - a[0]);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package org.rpcrdma.bench.verbs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.rpcrdma.bench.verbs.LatencyCurve.Point;
+
+class ChunkGoalsTest {
+    private static Point p(String series, String op, int size, double p50, double p99) {
+        return new Point(series, op, 4096, size, "ok", 1000, p50 / 2, p50, p99, p99, p50);
+    }
+
+    @Test
+    void eachShapeIsJudgedAgainstTheOperationsItIsMadeOfInTheSameRound() {
+        List<Point> pts = new ArrayList<>(List.of(
+                p("ib_send_lat", "r1", 64, 30, 300),
+                p("ib_read_lat", "r1", 4096, 50, 500),
+                p("ib_write_lat", "r1", 4096, 40, 400), // a ping-pong: one Write is half of it
+                p("ib_send_lat", "r2", 64, 1000, 1000))); // another round's: never mixed in
+        // long call and DDP WRITE: Send round trip + RDMA Read
+        assertEquals(80, ChunkGoals.base(pts, "chunk-long", 4096, "r1", Point::p50), 1e-9);
+        assertEquals(800, ChunkGoals.base(pts, "chunk-ddp-write", 4096, "r1", Point::p99), 1e-9);
+        // echo: + one Write; DDP READ: Send round trip + one Write, no Read
+        assertEquals(100, ChunkGoals.base(pts, "chunk-echo", 4096, "r1", Point::p50), 1e-9);
+        assertEquals(50, ChunkGoals.base(pts, "chunk-ddp-read", 4096, "r1", Point::p50), 1e-9);
+        // a missing part: no sum
+        assertTrue(Double.isNaN(ChunkGoals.base(pts, "chunk-long", 65536, "r1", Point::p50)));
+        assertTrue(Double.isNaN(ChunkGoals.base(pts, "chunk-long", 4096, "r3", Point::p50)));
+    }
+
+    @Test
+    void theTablePrintsTheMedianRatioAndWhetherItIsMet() {
+        List<Point> pts = new ArrayList<>();
+        for (String op : new String[] {"r1", "r2", "r3"}) {
+            pts.add(p("ib_send_lat", op, 64, 30, 300));
+            pts.add(p("ib_read_lat", op, 4096, 50, 500));
+        }
+        pts.add(p("chunk-long", "r1", 4096, 150, 3000)); // 1.875x, 3.75x
+        pts.add(p("chunk-long", "r2", 4096, 400, 8000)); // 5x, 10x
+        pts.add(p("chunk-long", "r3", 4096, 120, 2000)); // 1.5x, 2.5x
+        StringWriter w = new StringWriter();
+        ChunkGoals.print(pts, new PrintWriter(w, true));
+        String line = w.toString().lines().filter(l -> l.trim().startsWith("chunk-long") && l.contains(" 4096 "))
+                .findFirst().orElseThrow();
+        assertTrue(line.contains("1.88x met"), line);
+        assertTrue(line.contains("3.75x met"), line);
+    }
+}
