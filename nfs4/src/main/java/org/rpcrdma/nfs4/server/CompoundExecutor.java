@@ -64,6 +64,13 @@ final class CompoundExecutor {
             }
         }
         CompoundCodec.Result res = new CompoundCodec.Result(status, args.tag(), results);
+        if (LOG.isLoggable(Level.DEBUG)) {
+            StringBuilder b = new StringBuilder("COMPOUND");
+            for (OpResult r : results) {
+                b.append(' ').append(r.op()).append(r.status() == Nfs4.NFS4_OK ? "" : "=" + r.status());
+            }
+            LOG.log(Level.DEBUG, b.toString());
+        }
         if (st.slot >= 0) {
             st.session.slots.done(st.slot, res, st.cacheThis && st.cacheable);
         }

@@ -36,7 +36,8 @@ public final class NfsServer implements AutoCloseable {
     private final ExecutorService workers;
     private final ScheduledExecutorService leases;
     private final ClientTable clients;
-    private final OpenStates opens = new OpenStates();
+    private final Delegations delegations;
+    private final OpenStates opens;
     private final CompoundExecutor executor;
 
     /**
@@ -50,11 +51,17 @@ public final class NfsServer implements AutoCloseable {
         }
         FileHandles handles = new FileHandles(root.toRealPath(), (int) System.currentTimeMillis());
         Attrs.Export export = new Attrs.Export(handles, Files.getFileStore(root), leaseSeconds, OpArgs.MAX_IO);
-        clients = new ClientTable(TimeUnit.SECONDS.toNanos(leaseSeconds), opens::dropClient);
+        delegations = new Delegations(TimeUnit.SECONDS.toNanos(leaseSeconds));
+        opens = new OpenStates(delegations);
+        clients = new ClientTable(TimeUnit.SECONDS.toNanos(leaseSeconds), id -> {
+            opens.dropClient(id);
+            delegations.dropClient(id);
+        });
         byte[] verifier = ByteBuffer.allocate(Nfs4.NFS4_VERIFIER_SIZE).putLong(System.currentTimeMillis()).array();
         NamespaceHandlers names = new NamespaceHandlers(export, opens);
         executor = new CompoundExecutor(new SessionHandlers(clients, inlineThreshold, new BackChannelProbe(5_000)),
-                names, new OpenHandlers(handles, opens, clients, names), new DataHandlers(handles, opens, verifier));
+                names, new OpenHandlers(handles, opens, clients, names, delegations, new CallbackSender(5_000)),
+                new DataHandlers(handles, opens, verifier));
         AtomicInteger n = new AtomicInteger();
         workers = Executors.newFixedThreadPool(threads, r -> daemon(r, "nfs-server-" + n.incrementAndGet()));
         leases = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "nfs-server-leases"));
@@ -75,6 +82,11 @@ public final class NfsServer implements AutoCloseable {
     /** Open stateids held now. */
     public int openStates() {
         return opens.size();
+    }
+
+    /** Delegations held now. */
+    public int delegations() {
+        return delegations.size();
     }
 
     private void compound(CompoundCodec.Args args, RpcServerCall<CompoundCodec.Result> call) {
@@ -131,7 +143,7 @@ public final class NfsServer implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             nfs.close();
             System.out.println("nfs-server: stopped; clients " + nfs.clients() + ", open states " + nfs.openStates()
-                    + ", connections " + server.connections().size());
+                    + ", delegations " + nfs.delegations() + ", connections " + server.connections().size());
             System.out.println("nfs-server: stats " + server.stats().asMap());
             server.close();
         }));

@@ -1,6 +1,7 @@
 package org.rpcrdma.nfs4.server;
 
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -19,19 +20,25 @@ import org.rpcrdma.xdr.XdrWriter;
  * exclusive modes, whose verifier is remembered to tell a retry from a conflict).
  */
 final class OpenHandlers {
+    private static final System.Logger LOG = System.getLogger(OpenHandlers.class.getName());
     private static final int OPEN4_RESULT_LOCKTYPE_POSIX = 4;
 
     private final FileHandles handles;
     private final OpenStates opens;
     private final ClientTable clients;
     private final NamespaceHandlers names;
+    private final Delegations delegations;
+    private final CallbackSender callbacks;
     private final Map<Long, byte[]> exclusiveVerifiers = new ConcurrentHashMap<>();
 
-    OpenHandlers(FileHandles handles, OpenStates opens, ClientTable clients, NamespaceHandlers names) {
+    OpenHandlers(FileHandles handles, OpenStates opens, ClientTable clients, NamespaceHandlers names,
+            Delegations delegations, CallbackSender callbacks) {
         this.handles = handles;
         this.opens = opens;
         this.clients = clients;
         this.names = names;
+        this.delegations = delegations;
+        this.callbacks = callbacks;
     }
 
     OpResult open(OpArgs.Open a, CompoundState st) {
@@ -48,7 +55,7 @@ final class OpenHandlers {
         long after = 0;
         int[] attrset = new int[0];
         switch (a.claim()) {
-            case 0 -> { // CLAIM_NULL: a name in the current directory
+            case 0, 2 -> { // CLAIM_NULL, CLAIM_DELEGATE_CUR: a name in the current directory
                 long dir = names.requireDirectory(st.current());
                 Path d = handles.path(dir);
                 Path p = d.resolve(NamespaceHandlers.checkName(a.name()));
@@ -61,7 +68,7 @@ final class OpenHandlers {
                 after = FileInfo.of(d).change();
                 ino = handles.child(dir, a.name());
             }
-            case 4 -> ino = st.current(); // CLAIM_FH
+            case 4, 6 -> ino = st.current(); // CLAIM_FH, CLAIM_DELEG_CUR_FH (the holder's opens at a recall)
             case 1 -> throw new NfsError(Nfs4.NFS4ERR_NO_GRACE, "no state to reclaim: no grace period");
             default -> throw new NfsError(Nfs4.NFS4ERR_NOTSUPP, "claim " + a.claim() + " needs delegations");
         }
@@ -72,8 +79,20 @@ final class OpenHandlers {
         if (f.isSymlink()) {
             throw new NfsError(Nfs4.NFS4ERR_SYMLINK, "OPEN of a symbolic link");
         }
+        recallConflicts(a.clientId(), ino, access);
         Stateid s = opens.open(a.clientId(), a.owner(), ino, access, deny);
         st.current(ino);
+        Delegations.Delegation d = null;
+        boolean noDeleg = (a.access() & 0xff00) == Nfs4.OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
+        if (access == Nfs4.OPEN4_SHARE_ACCESS_READ && deny == 0 && !noDeleg && (a.claim() == 0 || a.claim() == 4)
+                && st.session != null && st.session.callbackPathUp() && !opens.writtenByOthers(ino, a.clientId())) {
+            d = delegations.grant(a.clientId(), st.session, ino, handles.handle(ino));
+            if (d != null) {
+                LOG.log(Level.INFO, "read delegation of inode {0} granted to client {1}", ino,
+                        Long.toHexString(a.clientId()));
+            }
+        }
+        Delegations.Delegation deleg = d;
         long b = before;
         long c = after;
         int[] set = attrset;
@@ -82,8 +101,29 @@ final class OpenHandlers {
             NamespaceHandlers.changeInfo(w, b, c);
             w.writeInt(OPEN4_RESULT_LOCKTYPE_POSIX);
             Attrs.writeBitmap(w, set);
-            w.writeInt(Nfs4.OPEN_DELEGATE_NONE);
+            if (deleg == null) {
+                w.writeInt(Nfs4.OPEN_DELEGATE_NONE);
+            } else { // open_read_delegation4: stateid, recall false, an ACE that allows nothing extra
+                w.writeInt(Nfs4.OPEN_DELEGATE_READ);
+                writeStateid(w, deleg.stateid());
+                w.writeBoolean(false).writeInt(0).writeInt(0).writeInt(0).writeString("");
+            }
         });
+    }
+
+    /**
+     * An OPEN for writing conflicts with other clients' read delegations (§10.4.1): each
+     * is recalled once over its holder's back channel, and the OPEN is answered
+     * NFS4ERR_DELAY (as nfsd does) until they are returned or revoked.
+     */
+    private void recallConflicts(long clientId, long ino, int access) {
+        Delegations.Conflict c = delegations.conflict(clientId, ino, access, System.nanoTime());
+        for (Delegations.Delegation d : c.toRecall()) {
+            callbacks.recall(d);
+        }
+        if (c.waiting()) {
+            throw new NfsError(Nfs4.NFS4ERR_DELAY, "a delegation of the file is being recalled");
+        }
     }
 
     /** OPEN4_CREATE (§18.16.3): what each createmode4 does with a file that exists; the attributes set. */
@@ -146,9 +186,10 @@ final class OpenHandlers {
         return OpResult.ok(Nfs4.OP_FREE_STATEID, null);
     }
 
-    /** DELEGRETURN: no delegation is granted yet, so any stateid is not one (§18.6.3). */
+    /** DELEGRETURN (§18.6): the delegation ends; an OPEN waiting for it goes ahead on its next try. */
     OpResult delegreturn(OpArgs.Delegreturn a) {
-        throw new NfsError(Nfs4.NFS4ERR_BAD_STATEID, "no such delegation");
+        delegations.returned(a.stateid());
+        return OpResult.ok(Nfs4.OP_DELEGRETURN, null);
     }
 
     static void writeStateid(XdrWriter w, Stateid s) {

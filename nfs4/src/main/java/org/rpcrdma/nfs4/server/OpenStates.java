@@ -39,10 +39,15 @@ final class OpenStates {
         }
     }
 
-    private final int boot = (int) (System.nanoTime() >>> 16);
+    private final int boot = (int) (System.nanoTime() >>> 16) & 0x7fff_ffff; // apart from delegations'
+    private final Delegations delegations;
     private final Map<String, Open> byOther = new HashMap<>();
     private final Map<Long, List<Open>> byFile = new HashMap<>();
     private long next = 1;
+
+    OpenStates(Delegations delegations) {
+        this.delegations = delegations;
+    }
 
     /** OPEN: a new open, or the owner's open of the file with more access (§18.16.4); SHARE_DENIED on conflict. */
     synchronized Stateid open(long clientId, byte[] owner, long ino, int access, int deny) {
@@ -99,6 +104,9 @@ final class OpenStates {
         if (special(s)) {
             return;
         }
+        if (access == Nfs4.OPEN4_SHARE_ACCESS_READ && delegations.holds(s, ino)) {
+            return; // READ under a read delegation (§9.1.4)
+        }
         Open x = find(s);
         if (x.ino != ino) {
             throw new NfsError(Nfs4.NFS4ERR_BAD_STATEID, "stateid of another file");
@@ -110,6 +118,9 @@ final class OpenStates {
 
     /** TEST_STATEID's answer for one stateid (§18.48.3). */
     synchronized int test(Stateid s) {
+        if (delegations.known(s)) {
+            return Nfs4.NFS4_OK;
+        }
         try {
             find(s);
             return Nfs4.NFS4_OK;
@@ -133,6 +144,16 @@ final class OpenStates {
 
     synchronized int size() {
         return byOther.size();
+    }
+
+    /** Whether a client other than {@code clientId} has {@code ino} open for writing. */
+    synchronized boolean writtenByOthers(long ino, long clientId) {
+        for (Open x : byFile.getOrDefault(ino, List.of())) {
+            if (x.clientId != clientId && (x.access & Nfs4.OPEN4_SHARE_ACCESS_WRITE) != 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private Open find(Stateid s) {

@@ -17,6 +17,7 @@ final class Session {
     final int cbProgram;
     private volatile Connection backChannel;
     private volatile boolean callbackPathUp;
+    private int callbackSequence; // the back channel's slot 0 (RFC 8881 §2.10.6.3)
 
     Session(byte[] id, ClientTable.Client client, ChannelAttrs fore, ChannelAttrs back, int cbProgram) {
         this.id = id;
@@ -41,5 +42,10 @@ final class Session {
 
     void callbackPath(boolean up) {
         callbackPathUp = up;
+    }
+
+    /** The sequence ID of the next CB_SEQUENCE on the back channel's slot 0. */
+    synchronized int nextCallbackSequence() {
+        return ++callbackSequence;
     }
 }

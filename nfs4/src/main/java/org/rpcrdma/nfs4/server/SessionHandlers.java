@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import org.rpcrdma.nfs4.ChannelAttrs;
 import org.rpcrdma.nfs4.Nfs4;
 import org.rpcrdma.nfs4.server.CompoundCodec.OpResult;
+import org.rpcrdma.transport.wire.RpcRdma;
 
 /**
  * EXCHANGE_ID, CREATE_SESSION, SEQUENCE, BIND_CONN_TO_SESSION, DESTROY_SESSION and
@@ -51,7 +52,9 @@ final class SessionHandlers {
                 Math.min(f.maxResponseSize(), OpArgs.MAX_IO + 64 * 1024), Math.min(f.maxResponseSizeCached(), 64 * 1024),
                 f.maxOperations(), Math.max(1, Math.min(f.maxRequests(), MAX_SLOTS)), -1);
         ChannelAttrs b = a.back();
-        ChannelAttrs back = new ChannelAttrs(0, Math.min(b.maxRequestSize(), inlineThreshold), b.maxResponseSize(),
+        // RFC 8167 §5.3: a callback goes inline (RDMA_MSG), behind the transport header
+        int inlineCall = inlineThreshold - RpcRdma.INLINE_MSG_HEADER_BYTES;
+        ChannelAttrs back = new ChannelAttrs(0, Math.min(b.maxRequestSize(), inlineCall), b.maxResponseSize(),
                 b.maxResponseSizeCached(), b.maxOperations(), b.maxRequests(), -1);
         Session s = clients.createSession(a.clientId(), a.sequence(), fore, back, a.cbProgram(), System.nanoTime());
         boolean backChan = (a.flags() & Nfs4.CREATE_SESSION4_FLAG_CONN_BACK_CHAN) != 0;

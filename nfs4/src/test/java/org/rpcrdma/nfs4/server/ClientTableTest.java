@@ -22,7 +22,7 @@ class ClientTableTest {
     @Test
     void createSessionConfirmsItsReplayGivesTheSameSessionAndALeaseNotRenewedDropsTheState() {
         List<Long> gone = new ArrayList<>();
-        OpenStates opens = new OpenStates();
+        OpenStates opens = new OpenStates(new Delegations(LEASE));
         ClientTable t = new ClientTable(LEASE, id -> {
             gone.add(id);
             opens.dropClient(id);
@@ -51,7 +51,7 @@ class ClientTableTest {
 
     @Test
     void shareReservationsConflictAcrossOwnersAndAnOwnerUpgradesItsOwn() {
-        OpenStates o = new OpenStates();
+        OpenStates o = new OpenStates(new Delegations(LEASE));
         Stateid a = o.open(1, new byte[] {1}, 7, Nfs4.OPEN4_SHARE_ACCESS_READ, Nfs4.OPEN4_SHARE_ACCESS_WRITE);
         NfsError e = assertThrows(NfsError.class, () -> o.open(2, new byte[] {2}, 7, Nfs4.OPEN4_SHARE_ACCESS_WRITE, 0));
         assertEquals(Nfs4.NFS4ERR_SHARE_DENIED, e.status);
