@@ -8,6 +8,7 @@ import org.rpcrdma.oncrpc.OncRpcClient;
 import org.rpcrdma.oncrpc.RpcProcedure;
 import org.rpcrdma.oncrpc.XdrCodec;
 import org.rpcrdma.transport.Connection;
+import org.rpcrdma.xdr.AuthSys;
 
 /**
  * Sends CB_COMPOUND {CB_SEQUENCE, CB_RECALL} (RFC 8881 §20.2, §20.9) to a delegation's
@@ -36,6 +37,12 @@ final class CallbackSender {
                 throw new UnsupportedOperationException("the server does not answer CB_COMPOUND");
             }, r -> r.readInt()));
 
+    /**
+     * The callbacks' credential: AUTH_SYS as root, as nfsd sends them. The Linux client's
+     * callback service refuses AUTH_NONE for anything but CB_NULL (fs/nfs/callback.c).
+     */
+    static final AuthSys CREDENTIAL = new AuthSys(0, "panama-rpcrdma", 0, 0, new int[0]);
+
     private final long timeoutMillis;
 
     CallbackSender(long timeoutMillis) {
@@ -51,7 +58,7 @@ final class CallbackSender {
         }
         Recall r = new Recall(s, s.nextCallbackSequence(), d);
         long t0 = System.nanoTime();
-        return new OncRpcClient(c, s.cbProgram, Nfs4.CB_VERSION)
+        return new OncRpcClient(c, s.cbProgram, Nfs4.CB_VERSION).withAuthSys(CREDENTIAL)
                 .callAsync(CB_COMPOUND, r, timeoutMillis, TimeUnit.MILLISECONDS)
                 .whenComplete((st, e) -> LOG.log(e == null && st == Nfs4.NFS4_OK ? Level.INFO : Level.WARNING,
                         "CB_RECALL of a delegation of inode {0}: {1} in {2} us", d.ino,

@@ -50,7 +50,7 @@ final class SessionHandlers {
         ChannelAttrs f = a.fore();
         ChannelAttrs fore = new ChannelAttrs(0, Math.min(f.maxRequestSize(), OpArgs.MAX_IO + 64 * 1024),
                 Math.min(f.maxResponseSize(), OpArgs.MAX_IO + 64 * 1024), Math.min(f.maxResponseSizeCached(), 64 * 1024),
-                f.maxOperations(), Math.max(1, Math.min(f.maxRequests(), MAX_SLOTS)), -1);
+                Math.min(f.maxOperations(), CompoundCodec.MAX_OPS), Math.max(1, Math.min(f.maxRequests(), MAX_SLOTS)), -1);
         ChannelAttrs b = a.back();
         // RFC 8167 §5.3: a callback goes inline (RDMA_MSG), behind the transport header
         int inlineCall = inlineThreshold - RpcRdma.INLINE_MSG_HEADER_BYTES;
