@@ -13,7 +13,8 @@ import org.rpcrdma.xdr.XdrWriter;
 public record ChannelAttrs(int headerPadSize, int maxRequestSize, int maxResponseSize, int maxResponseSizeCached,
         int maxOperations, int maxRequests, int rdmaIrd) {
 
-    void encode(XdrWriter w) {
+    /** Writes this channel_attrs4. */
+    public void encode(XdrWriter w) {
         w.writeInt(headerPadSize).writeInt(maxRequestSize).writeInt(maxResponseSize)
                 .writeInt(maxResponseSizeCached).writeInt(maxOperations).writeInt(maxRequests);
         if (rdmaIrd < 0) {
@@ -23,7 +24,8 @@ public record ChannelAttrs(int headerPadSize, int maxRequestSize, int maxRespons
         }
     }
 
-    static ChannelAttrs decode(XdrReader r) throws XdrException {
+    /** Reads a channel_attrs4 (ca_rdma_ird at most one entry). */
+    public static ChannelAttrs decode(XdrReader r) throws XdrException {
         int pad = r.readInt();
         int req = r.readInt();
         int resp = r.readInt();

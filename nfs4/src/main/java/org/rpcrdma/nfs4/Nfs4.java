@@ -1,7 +1,7 @@
 package org.rpcrdma.nfs4;
 
 /**
- * The numbers of NFSv4.1 this client uses, from the XDR of RFC 5662 (RFC 8881's protocol
+ * The numbers of NFSv4.1 this client and the server ({@code org.rpcrdma.nfs4.server}) use, from the XDR of RFC 5662 (RFC 8881's protocol
  * description): programs, operation codes, status codes and flags. Names follow the RFC's.
  */
 public final class Nfs4 {
@@ -18,6 +18,25 @@ public final class Nfs4 {
     public static final int MINOR_VERSION = 1;
 
     // nfs_opnum4 (RFC 5662)
+    public static final int OP_ACCESS = 3;
+    public static final int OP_COMMIT = 5;
+    public static final int OP_CREATE = 6;
+    public static final int OP_LINK = 11;
+    public static final int OP_LOOKUPP = 16;
+    public static final int OP_OPEN_DOWNGRADE = 21;
+    public static final int OP_READLINK = 27;
+    public static final int OP_REMOVE = 28;
+    public static final int OP_RENAME = 29;
+    public static final int OP_RESTOREFH = 31;
+    public static final int OP_SAVEFH = 32;
+    public static final int OP_SECINFO = 33;
+    public static final int OP_SETATTR = 34;
+    public static final int OP_FREE_STATEID = 45;
+    public static final int OP_SECINFO_NO_NAME = 52;
+    public static final int OP_TEST_STATEID = 55;
+    /** The lowest and highest operation codes of NFSv4.1 (ACCESS .. RECLAIM_COMPLETE); others are OP_ILLEGAL. */
+    public static final int OP_FIRST = 3;
+    public static final int OP_LAST_V41 = 58;
     public static final int OP_CLOSE = 4;
     public static final int OP_DELEGRETURN = 8;
     public static final int OP_GETATTR = 9;
@@ -44,10 +63,43 @@ public final class Nfs4 {
     public static final int OP_CB_SEQUENCE = 11;
     public static final int OP_CB_NOTIFY_DEVICEID = 14;
     public static final int OP_CB_ILLEGAL = 10044;
+    public static final int CB_PROC_NULL = 0;
 
     // nfsstat4 (RFC 5662)
     public static final int NFS4_OK = 0;
+    public static final int NFS4ERR_PERM = 1;
     public static final int NFS4ERR_NOENT = 2;
+    public static final int NFS4ERR_IO = 5;
+    public static final int NFS4ERR_ACCESS = 13;
+    public static final int NFS4ERR_EXIST = 17;
+    public static final int NFS4ERR_XDEV = 18;
+    public static final int NFS4ERR_NOTDIR = 20;
+    public static final int NFS4ERR_ISDIR = 21;
+    public static final int NFS4ERR_INVAL = 22;
+    public static final int NFS4ERR_FBIG = 27;
+    public static final int NFS4ERR_NOSPC = 28;
+    public static final int NFS4ERR_NAMETOOLONG = 63;
+    public static final int NFS4ERR_NOTEMPTY = 66;
+    public static final int NFS4ERR_STALE = 70;
+    public static final int NFS4ERR_BAD_COOKIE = 10003;
+    public static final int NFS4ERR_TOOSMALL = 10005;
+    public static final int NFS4ERR_BADTYPE = 10007;
+    public static final int NFS4ERR_SHARE_DENIED = 10015;
+    public static final int NFS4ERR_NOFILEHANDLE = 10020;
+    public static final int NFS4ERR_STALE_CLIENTID = 10022;
+    public static final int NFS4ERR_OLD_STATEID = 10024;
+    public static final int NFS4ERR_SYMLINK = 10029;
+    public static final int NFS4ERR_RESTOREFH = 10030;
+    public static final int NFS4ERR_ATTRNOTSUPP = 10032;
+    public static final int NFS4ERR_NO_GRACE = 10033;
+    public static final int NFS4ERR_LOCKS_HELD = 10037;
+    public static final int NFS4ERR_OPENMODE = 10038;
+    public static final int NFS4ERR_BADOWNER = 10039;
+    public static final int NFS4ERR_BADNAME = 10041;
+    public static final int NFS4ERR_CLID_INUSE = 10017;
+    public static final int NFS4ERR_TOO_MANY_OPS = 10070;
+    public static final int NFS4ERR_NOT_ONLY_OP = 10081;
+    public static final int NFS4ERR_CLIENTID_BUSY = 10074;
     public static final int NFS4ERR_BADHANDLE = 10001;
     public static final int NFS4ERR_NOTSUPP = 10004;
     public static final int NFS4ERR_SERVERFAULT = 10006;
@@ -67,6 +119,8 @@ public final class Nfs4 {
 
     // EXCHANGE_ID, CREATE_SESSION, SEQUENCE flags (RFC 5662)
     public static final int CREATE_SESSION4_FLAG_CONN_BACK_CHAN = 0x00000002;
+    public static final int EXCHGID4_FLAG_USE_NON_PNFS = 0x00010000;
+    public static final int EXCHGID4_FLAG_CONFIRMED_R = 0x80000000;
     public static final int SEQ4_STATUS_CB_PATH_DOWN = 0x00000001;
     public static final int SEQ4_STATUS_CB_PATH_DOWN_SESSION = 0x00000200;
     public static final int SEQ4_STATUS_BACKCHANNEL_FAULT = 0x00000400;
