@@ -33,6 +33,23 @@ abstract class LinkFixture {
     /** Opens a client and a server with {@code o} (adapted), the server's forward calls served by {@code handler}. */
     abstract Ends open(RpcRdmaOptions o, CallHandler handler) throws Exception;
 
+    /** The conformance table's name for this link (its listed divergences are per link). */
+    abstract ConformancePlayer.LinkKind kind();
+
+    /** How long the conformance player waits for what must happen. */
+    abstract long conformanceWaitMillis();
+
+    /**
+     * A conformance session with {@code o}: our server serving with {@code handler} and a
+     * raw client ({@code ourServer}), or our client serving backward calls with it and a raw
+     * server. The raw peer sees every byte from the first.
+     */
+    abstract ConformancePlayer.Session conformanceSession(boolean ourServer, RpcRdmaOptions o, CallHandler handler)
+            throws Exception;
+
+    /** Fails if the link holds anything no endpoint owns (verbs: a verbs object left open). */
+    abstract void checkNothingLeft() throws Exception;
+
     /** Waits up to the link's patience for {@code c}; its final value. */
     final boolean await(BooleanSupplier c) {
         return CoreDefectsTest.await(c, patienceMillis());
@@ -81,6 +98,34 @@ abstract class LinkFixture {
         @Override
         boolean bindsWindows(RpcRdmaOptions o) {
             return false;
+        }
+
+        @Override
+        ConformancePlayer.LinkKind kind() {
+            return ConformancePlayer.LinkKind.MEMORY;
+        }
+
+        @Override
+        long conformanceWaitMillis() {
+            return 2000;
+        }
+
+        @Override
+        ConformancePlayer.Session conformanceSession(boolean ourServer, RpcRdmaOptions o, CallHandler h) {
+            if (ourServer) {
+                InMemoryPair p = InMemoryPair.open(o, h);
+                return new ConformancePlayer.Session(p.server(), new RawPeer(p.client(), true), p::exposedCount,
+                        () -> p.chunkBytesInUse(false), p);
+            }
+            InMemoryPair p = InMemoryPair.open(o, call -> { });
+            p.client().serveBackwardCalls(h);
+            return new ConformancePlayer.Session(p.client(), new RawPeer(p.server(), true), p::exposedCount,
+                    () -> p.chunkBytesInUse(true), p);
+        }
+
+        @Override
+        void checkNothingLeft() {
+            // the pair's close frees all it has
         }
 
         @Override
@@ -153,6 +198,63 @@ abstract class LinkFixture {
         }
 
         @Override
+        ConformancePlayer.LinkKind kind() {
+            return ConformancePlayer.LinkKind.VERBS;
+        }
+
+        @Override
+        long conformanceWaitMillis() {
+            return 15_000;
+        }
+
+        /** A connection is reused across rules and replaced only after one that closes it (set-up is the expensive part). */
+        @Override
+        ConformancePlayer.Session conformanceSession(boolean ourServer, RpcRdmaOptions options, CallHandler h)
+                throws Exception {
+            RpcRdmaOptions o = adapt(options);
+            InetAddress ip = EndpointVerbsTest.deviceAddress();
+            if (ourServer) {
+                AtomicReference<Connection> accepted = new AtomicReference<>();
+                RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, h, accepted::set);
+                RpcRdmaClient raw = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+                if (!CoreDefectsTest.await(() -> accepted.get() != null, 30_000)) {
+                    throw new AssertionError("the server never saw the raw client's connection");
+                }
+                Connection dut = accepted.get();
+                return new ConformancePlayer.Session(dut, new RawPeer(raw.connection(), false),
+                        () -> exposed(dut) + exposed(raw.connection()), () -> chunkBytes(dut), () -> {
+                            raw.close();
+                            server.close();
+                        });
+            }
+            AtomicReference<RawPeer> rawPeer = new AtomicReference<>();
+            // the tap is in place before the connection is accepted: nothing arrives unseen
+            RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, call -> { },
+                    c -> rawPeer.set(new RawPeer(c, false)));
+            RpcRdmaClient client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+            client.connection().serveBackwardCalls(h);
+            Connection dut = client.connection();
+            return new ConformancePlayer.Session(dut, rawPeer.get(),
+                    () -> exposed(dut) + exposed(rawPeer.get().conn), () -> chunkBytes(dut), () -> {
+                        client.close();
+                        server.close();
+                    });
+        }
+
+        private static int exposed(Connection c) {
+            return ((VerbsLink) RawAccess.link(c)).exposedNow();
+        }
+
+        private static long chunkBytes(Connection c) {
+            return ((VerbsLink) RawAccess.link(c)).chunkBytesInUse();
+        }
+
+        @Override
+        void checkNothingLeft() throws Exception {
+            EndpointVerbsTest.closeAndCheckNothingLeft();
+        }
+
+        @Override
         Ends open(RpcRdmaOptions options, CallHandler handler) throws Exception {
             RpcRdmaOptions o = adapt(options);
             InetAddress ip = EndpointVerbsTest.deviceAddress();
@@ -194,9 +296,9 @@ abstract class LinkFixture {
 
                 @Override
                 int exposedNow() {
-                    int n = ((VerbsLink) RawAccess.link(client.connection())).exposedNow();
+                    int n = exposed(client.connection());
                     for (Connection s : server.connections()) {
-                        n += ((VerbsLink) RawAccess.link(s)).exposedNow();
+                        n += exposed(s);
                     }
                     return n;
                 }
