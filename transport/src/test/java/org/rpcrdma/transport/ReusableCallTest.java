@@ -7,8 +7,6 @@ import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
 
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,7 +16,7 @@ import org.rpcrdma.xdr.Xdr;
 /**
  * {@link ReusableCallBehaviour} over the in-memory pair, and what only it can show: the
  * whole round trip runs on the calling thread (so the thread's allocation counter sees all
- * of it), and a reply delivered by another thread is handed to the parked caller.
+ * of it); and, over the loopback pair, replies handed to a parked caller.
  */
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ReusableCallTest extends ReusableCallBehaviour {
@@ -27,21 +25,23 @@ class ReusableCallTest extends ReusableCallBehaviour {
         return LinkFixture.IN_MEMORY;
     }
 
-    /** The server answers on its own thread: the delivery runs there and wakes the parked caller. */
+    /**
+     * Replies delivered by the link's own completion thread (the test-only loopback pair has
+     * one per side) are handed to the parked caller: the hand-off path.
+     */
     @Test
-    void aReplyDeliveredByAnotherThreadIsHandedToTheParkedCaller() throws Exception {
-        ExecutorService answerer = Executors.newSingleThreadExecutor();
-        try (LinkFixture.Ends e = link().open(opts(), CallHandler.onExecutor(answerer, echo()))) {
-            Connection c = e.client();
+    void aReplyDeliveredByTheCompletionThreadIsHandedToTheParkedCaller() throws Exception {
+        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
+            p.server.handler(echo());
             for (int i = 0; i < 5; i++) {
-                assertArrayEquals(ARGS, c.callAndRead(callMsg(10 + i, 1, ARGS), patient(),
-                        ReusableCallBehaviour::resultBytes));
-                assertEquals(1, c.freeCallSlots(), "one slot, back in the pool after each call");
+                byte[] got = p.client.callAndRead(callMsg(10 + i, 1, ARGS),
+                        CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallBehaviour::resultBytes);
+                assertArrayEquals(ARGS, got);
+                assertEquals(1, p.client.freeCallSlots(), "one slot, back in the pool after each call");
             }
-            assertTrue(link().await(() -> c.heldReceives() == 0));
-            assertEquals(5, c.stats().repliesHandedOff(), "the answering thread handed the replies over");
-        } finally {
-            answerer.shutdownNow();
+            p.clientSide.sync();
+            assertEquals(0, p.client.heldReceives(), "every reply's receive buffer went back after its reader");
+            assertEquals(5, p.client.stats().repliesHandedOff(), "the loopback's poller took the replies");
         }
     }
 
