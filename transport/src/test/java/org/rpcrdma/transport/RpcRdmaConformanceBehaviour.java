@@ -1,0 +1,35 @@
+package org.rpcrdma.transport;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link ConformanceTable} played over a link by {@link ConformancePlayer}: a raw peer on one
+ * end, our server or our client on the other, every rule's outcome and our endpoint's
+ * resources after it checked.
+ */
+@Timeout(value = 600, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+abstract class RpcRdmaConformanceBehaviour {
+    /** Our server: forward credits 4, at most 16 segments per chunk list; the raw client keeps receives posted through its backward credits. */
+    static final RpcRdmaOptions SERVER_SIDE = RpcRdmaOptions.defaults().withInlineThreshold(1024).withCredits(4)
+            .withMaxChunkSegments(16).withBackwardCredits(8).withReconnectAttempts(0);
+    /** Our client: takes backward calls, without chunks (RFC 8167 §5.3). */
+    static final RpcRdmaOptions CLIENT_SIDE = RpcRdmaOptions.defaults().withInlineThreshold(1024)
+            .withCredits(ConformancePlayer.GRANT).withBackwardCredits(2).withBackwardChunks(false)
+            .withReconnectAttempts(0);
+
+    abstract LinkFixture link();
+
+    /** Our client's options on this link. */
+    RpcRdmaOptions clientSide() {
+        return CLIENT_SIDE;
+    }
+
+    @Test
+    void theTableHolds() throws Exception {
+        LinkFixture l = link();
+        new ConformancePlayer(l.kind(), h -> l.conformanceSession(true, SERVER_SIDE, h),
+                h -> l.conformanceSession(false, clientSide(), h), l.conformanceWaitMillis()).run();
+        l.checkNothingLeft();
+    }
+}
