@@ -1,0 +1,358 @@
+package org.rpcrdma.transport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.zip.CRC32;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
+
+/**
+ * Calls across an impaired link: our server on one Soft-RoCE device, our client on another,
+ * the two joined by a veth pair with netem on both ends (scripts/lib/lossy-link.sh, set up
+ * by {@code scripts/verbs-tests --lossy}). Forward and backward calls flow at once, inline,
+ * long calls (Position-Zero Read chunk), replies through Reply chunks and DDP payloads, while
+ * the link drops packets; RoCE's transport retransmits them. Afterwards every call was
+ * answered exactly once with its own contents: each end counts the executions of every
+ * XID, none twice, none missing; rxe's hardware counters show that retransmissions
+ * happened, so the loss was real.
+ */
+@Tag("verbs")
+@Tag("lossy")
+@Timeout(value = 300, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class LossyLinkVerbsTest {
+    /** Each caller thread's number of calls (the run's length under loss is set by RoCE's retransmission timer). */
+    private static final int CALLS = Integer.getInteger("rpcrdma.lossy.calls", 20);
+    private static final int SIZE = 6000; // past the 4 KiB inline threshold: 6 packets at rxe's 1 KiB MTU
+    private static final int P_ECHO = 1, P_DDP = 2, P_PATTERN = 3, P_DIGEST = 4;
+    private static final CallOptions OPTS = CallOptions.timeout(180, TimeUnit.SECONDS).withRetry(true);
+
+    private final String link = env("LOSSY_LINK");
+    private RpcRdmaServer server;
+    private RpcRdmaClient client;
+    private final Counting serverSide = new Counting();
+    private final Counting clientSide = new Counting();
+
+    private static String env(String name) {
+        String v = System.getenv(name);
+        assertNotNull(v, name + " is not set: run under scripts/verbs-tests --lossy (scripts/lib/lossy-link.sh up)");
+        return v;
+    }
+
+    @BeforeEach
+    void clean() throws Exception {
+        impair(); // a clean link to connect over
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        impair();
+        EndpointVerbsTest.closeAndCheckNothingLeft(client, server);
+    }
+
+    /** 1 % of the packets dropped in each direction for the whole run. */
+    @Test
+    void everyCallIsAnsweredExactlyOnceAtOnePercentLoss() throws Exception {
+        connect();
+        Map<String, Long> before = rxeCounters();
+        impair("loss", "1%");
+        Traffic t = traffic(CALLS);
+        t.join();
+        impair();
+        check(t, before, "1 % loss");
+    }
+
+    /**
+     * 2 s of 100 % loss in the middle of the traffic, then a clean link: within what RoCE's
+     * own retransmission rides out (our QPs: retry_cnt 7 and rdma_cm's local ACK timeout),
+     * so no reconnect is expected either.
+     */
+    @Test
+    void everyCallIsAnsweredExactlyOnceAcrossATwoSecondOutage() throws Exception {
+        connect();
+        Map<String, Long> before = rxeCounters();
+        Traffic t = traffic(CALLS);
+        assertTrue(ReconnectVerbsTest.waitFor(() -> serverSide.total() > CALLS), "traffic did not start");
+        impair("loss", "100%");
+        Thread.sleep(2000); // the outage itself, not a wait for an outcome
+        impair();
+        t.join();
+        check(t, before, "2 s outage");
+    }
+
+    // ---------------------------------------------------------------- the traffic
+
+    private void connect() throws Exception {
+        InetAddress serverIp = InetAddress.getByName(env("LOSSY_SERVER_IP"));
+        // 120 s to connect: the server's accept (QP, receive and chunk memory) in a guest that
+        // shares its host's cores with others took over 30 s, and the client's rdma_cm had
+        // given up on that REQ by then (rdma_accept: EINVAL)
+        RpcRdmaOptions o = EndpointVerbsTest.OPTS.withBackwardCredits(8).withCallTimeoutMillis(180_000)
+                .withConnectTimeoutMillis(120_000);
+        server = RpcRdmaServer.listen(new InetSocketAddress(serverIp, 0), o, serverSide, null);
+        client = RpcRdmaClient.connect(new InetSocketAddress(serverIp, server.port()), o);
+        client.enableBackchannel(clientSide).get(60, TimeUnit.SECONDS);
+        System.out.println("lossy link: connected, " + client.connection());
+    }
+
+    private enum Kind { INLINE, LONG_CALL, REPLY_CHUNK, DDP }
+
+    private record Traffic(List<Thread> threads, Set<Integer> forward, Set<Integer> backward, List<String> wrong,
+            Map<Kind, AtomicInteger> done) {
+        void join() throws InterruptedException {
+            for (Thread t : threads) {
+                t.join(TimeUnit.MINUTES.toMillis(8));
+                assertTrue(!t.isAlive(), t.getName() + " is stuck");
+            }
+        }
+    }
+
+    /** Four forward callers (one per kind) and two backward ones, {@code calls} calls each, at once. */
+    private Traffic traffic(int calls) throws IOException {
+        Map<String, Long> start = rxeCounters();
+        System.out.println("lossy link: traffic starts, " + calls + " calls per caller");
+        Backchannel back = server.backchannel(client.clientId());
+        AtomicInteger xids = new AtomicInteger(0x1000);
+        Set<Integer> forward = ConcurrentHashMap.newKeySet();
+        Set<Integer> backward = ConcurrentHashMap.newKeySet();
+        List<String> wrong = new CopyOnWriteArrayList<>();
+        Map<Kind, AtomicInteger> done = new ConcurrentHashMap<>();
+        List<Thread> threads = new ArrayList<>();
+        for (Kind k : Kind.values()) {
+            threads.add(Thread.ofPlatform().name("lossy-" + k).start(() -> {
+                for (int i = 0; i < calls; i++) {
+                    int xid = xids.getAndIncrement();
+                    forward.add(xid);
+                    callAndCheck(k, xid, (m, o) -> client.call(m, o), wrong, done);
+                }
+            }));
+        }
+        for (Kind k : new Kind[] {Kind.INLINE, Kind.LONG_CALL}) {
+            threads.add(Thread.ofPlatform().name("lossy-backward-" + k).start(() -> {
+                for (int i = 0; i < calls; i++) {
+                    int xid = 0x4000_0000 | xids.getAndIncrement();
+                    backward.add(xid);
+                    callAndCheck(k, xid, back::call, wrong, done);
+                }
+            }));
+        }
+        Thread.ofPlatform().daemon().name("lossy-progress").start(() -> { // a run under loss takes minutes: say how it goes
+            long t0 = System.nanoTime();
+            while (threads.stream().anyMatch(Thread::isAlive)) {
+                try {
+                    Thread.sleep(10_000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                Connection c = client.connection();
+                String rxe;
+                try {
+                    rxe = delta(start, rxeCounters()).toString();
+                } catch (IOException e) {
+                    rxe = e.toString();
+                }
+                System.out.printf("lossy link, %d s: answered %s, %d wrong, executed %d forward / %d backward,"
+                        + " %d reconnects, connection open %b, outstanding %d, peer's %d; rxe %s%n",
+                        TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0), done, wrong.size(), serverSide.total(),
+                        clientSide.total(), client.reconnects(), c.isOpen(), c.outstandingCalls(), c.peerOutstandingCalls(),
+                        rxe);
+            }
+        });
+        return new Traffic(threads, forward, backward, wrong, done);
+    }
+
+    private interface Caller {
+        java.util.concurrent.CompletableFuture<ReceivedMessage> call(MemorySegment m, CallOptions o);
+    }
+
+    /** One call of the kind, its reply checked byte for byte; what went wrong goes to {@code wrong}. */
+    private static void callAndCheck(Kind k, int xid, Caller caller, List<String> wrong, Map<Kind, AtomicInteger> done) {
+        byte[] data = ChunkTest.pattern(SIZE, xid);
+        try {
+            switch (k) {
+                case INLINE -> {
+                    byte[] args = ChunkTest.pattern(200, xid);
+                    expect(wrong, xid, k, args, ConnectionLoopbackTest.results(
+                            caller.call(callMsg(xid, P_ECHO, args), OPTS).get()));
+                }
+                case LONG_CALL -> expect(wrong, xid, k, digest(data), ConnectionLoopbackTest.results(
+                        caller.call(callMsg(xid, P_DIGEST, data), OPTS).get()));
+                case REPLY_CHUNK -> {
+                    byte[] args = new byte[4];
+                    Xdr.putInt(MemorySegment.ofArray(args), 0, SIZE);
+                    expect(wrong, xid, k, data, ConnectionLoopbackTest.results(caller.call(callMsg(xid, P_PATTERN, args),
+                            OPTS.withMaxReplyBytes(SIZE + 64)).get()));
+                }
+                case DDP -> {
+                    MemorySegment receptacle = MemorySegment.ofArray(new byte[SIZE]);
+                    ReceivedMessage m = caller.call(ChunkTest.writeCall(xid, data), OPTS
+                            .withDdpArgument(new DdpArgument(44, SIZE)).withReceptacle(receptacle)).get();
+                    long placed = m.placedBytes();
+                    m.release();
+                    expect(wrong, xid, k, data, placed == SIZE ? receptacle.toArray(ValueLayout.JAVA_BYTE) : new byte[0]);
+                }
+            }
+            done.computeIfAbsent(k, x -> new AtomicInteger()).incrementAndGet();
+        } catch (Exception e) {
+            wrong.add(k + " xid 0x" + Integer.toHexString(xid) + ": " + e);
+        }
+    }
+
+    private static void expect(List<String> wrong, int xid, Kind k, byte[] want, byte[] got) {
+        if (!java.util.Arrays.equals(want, got)) {
+            wrong.add(k + " xid 0x" + Integer.toHexString(xid) + ": a reply of " + got.length + " bytes, not its own "
+                    + want.length);
+        }
+    }
+
+    private static byte[] digest(byte[] args) {
+        CRC32 crc = new CRC32();
+        crc.update(args);
+        byte[] r = new byte[8];
+        Xdr.putInt(MemorySegment.ofArray(r), 0, args.length);
+        Xdr.putInt(MemorySegment.ofArray(r), 4, (int) crc.getValue());
+        return r;
+    }
+
+    /** Both ends' handler: counts executions per XID and serves the four programs. */
+    private static final class Counting implements CallHandler {
+        final Map<Integer, AtomicInteger> executions = new ConcurrentHashMap<>();
+        private final CallHandler ddp = ChunkTest.ddpEcho();
+        private final CallHandler echo = ConnectionLoopbackTest.echo();
+
+        @Override
+        public void handle(IncomingCall call) {
+            executions.computeIfAbsent(call.xid(), x -> new AtomicInteger()).incrementAndGet();
+            MemorySegment in = call.message().bytes();
+            switch (Xdr.getInt(in, 12)) {
+                case P_DDP -> ddp.handle(call);
+                case P_PATTERN -> reply(call, ChunkTest.pattern(Xdr.getInt(in, 40), call.xid()));
+                case P_DIGEST -> reply(call, digest(in.asSlice(40).toArray(ValueLayout.JAVA_BYTE)));
+                default -> echo.handle(call);
+            }
+        }
+
+        private static void reply(IncomingCall call, byte[] results) {
+            MemorySegment r = MemorySegment.ofArray(new byte[24 + results.length]);
+            int[] w = {call.xid(), OncRpc.REPLY, OncRpc.MSG_ACCEPTED, OncRpc.AUTH_NONE, 0, OncRpc.SUCCESS};
+            for (int i = 0; i < w.length; i++) {
+                Xdr.putInt(r, i * 4L, w[i]);
+            }
+            MemorySegment.copy(MemorySegment.ofArray(results), 0, r, 24, results.length);
+            call.reply(r);
+        }
+
+        long total() {
+            return executions.values().stream().mapToLong(AtomicInteger::get).sum();
+        }
+
+        /** XIDs executed other than exactly once, against the set of those called. */
+        String notExactlyOnce(Set<Integer> called) {
+            StringBuilder b = new StringBuilder();
+            for (int xid : called) {
+                AtomicInteger n = executions.get(xid);
+                if (n == null || n.get() != 1) {
+                    b.append(" 0x").append(Integer.toHexString(xid)).append('x').append(n == null ? 0 : n.get());
+                }
+            }
+            for (int xid : executions.keySet()) {
+                if (!called.contains(xid)) {
+                    b.append(" 0x").append(Integer.toHexString(xid)).append(" never called");
+                }
+            }
+            return b.toString();
+        }
+    }
+
+    // ---------------------------------------------------------------- the outcome
+
+    private void check(Traffic t, Map<String, Long> before, String what) throws Exception {
+        Map<String, Long> delta = delta(before, rxeCounters());
+        Connection c = client.connection();
+        String summary = what + ": " + t.forward().size() + " forward and " + t.backward().size() + " backward calls, "
+                + t.done() + " answered, " + client.reconnects() + " reconnects; rxe counters " + delta
+                + "; client " + c.stats() + "; server " + server.stats();
+        System.out.println("lossy link, " + summary);
+        assertEquals(List.of(), t.wrong(), summary);
+        assertEquals("", serverSide.notExactlyOnce(t.forward()), "forward XIDs not executed exactly once; " + summary);
+        assertEquals("", clientSide.notExactlyOnce(t.backward()), "backward XIDs not executed exactly once; " + summary);
+        assertEquals(6 * CALLS, t.done().values().stream().mapToInt(AtomicInteger::get).sum(), summary);
+        assertEquals(0, client.reconnects(), "RoCE's retransmission rode it out: " + summary);
+        // the loss was real: requesters retried (timeout or NAK), responders saw duplicates or gaps
+        long retries = delta.getOrDefault(env("LOSSY_CLIENT_DEV") + "/completer_retry_err", 0L)
+                + delta.getOrDefault(env("LOSSY_SERVER_DEV") + "/completer_retry_err", 0L);
+        assertTrue(retries > 0, "no retransmissions: " + summary);
+        // both devices carried the calls (routed over the veth, not through rxe's loopback)
+        assertTrue(delta.getOrDefault(env("LOSSY_CLIENT_DEV") + "/sent_pkts", 0L) > 6 * CALLS
+                && delta.getOrDefault(env("LOSSY_SERVER_DEV") + "/sent_pkts", 0L) > 6 * CALLS, summary);
+        // every kind really went its way
+        assertTrue(c.stats().longCallsSent() >= CALLS, summary);
+        assertTrue(server.stats().replyChunksUsed() >= CALLS, summary);
+        assertTrue(server.stats().rdmaReads() > 0 && server.stats().rdmaWrites() > 0, summary);
+        assertTrue(c.stats().rdmaReads() >= CALLS, "backward long calls pulled by the client: " + summary);
+        assertTrue(ReconnectVerbsTest.waitFor(() -> c.outstandingCalls() == 0 && c.peerOutstandingCalls() == 0
+                && c.heldReceives() == 0), "the connection did not settle: " + summary);
+        assertTrue(c.isOpen());
+    }
+
+    /** rxe's hw_counters of both devices, "device/name" to value. */
+    private static Map<String, Long> rxeCounters() throws IOException {
+        Map<String, Long> m = new TreeMap<>();
+        for (String dev : List.of(env("LOSSY_CLIENT_DEV"), env("LOSSY_SERVER_DEV"))) {
+            Path dir = Path.of("/sys/class/infiniband", dev, "ports/1/hw_counters");
+            try (var files = Files.list(dir)) {
+                for (Path f : files.toList()) {
+                    m.put(dev + "/" + f.getFileName(), Long.parseLong(Files.readString(f).trim()));
+                }
+            }
+        }
+        return m;
+    }
+
+    private static Map<String, Long> delta(Map<String, Long> before, Map<String, Long> after) {
+        Map<String, Long> d = new TreeMap<>();
+        after.forEach((k, v) -> {
+            long n = v - before.getOrDefault(k, 0L);
+            if (n != 0) {
+                d.put(k, n);
+            }
+        });
+        return d;
+    }
+
+    /** The link's impairment, on both ends: netem parameters, none for a clean link. */
+    private void impair(String... netem) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(link, "set"));
+        cmd.addAll(List.of(netem));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            fail(String.join(" ", cmd) + " failed: " + out);
+        }
+    }
+}
