@@ -235,11 +235,6 @@ public final class ChunkMemory implements RegisteredMemory.Holder {
         return windows != null && windows.remotelyInvalidated(rkey);
     }
 
-    /** Whether a LOCAL_INV chain is still waiting for its completion: {@link WindowPool#invalidating}. */
-    public boolean invalidating() {
-        return windows != null && windows.invalidating();
-    }
-
     /** A LOCAL_INV chain completed: what runs next, or null. */
     public Runnable invalidated(int token, boolean ok) {
         return windows == null ? null : windows.completed(token, ok);

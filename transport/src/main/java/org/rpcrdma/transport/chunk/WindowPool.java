@@ -58,11 +58,6 @@ public final class WindowPool {
     private final Runnable[] pendingThen;
     private final int[] freeTokens;
     private int freeTokenCount;
-    /**
-     * LOCAL_INV chains posted and not yet completed; read without the lock by a busy-polling
-     * caller ({@link #invalidating}), so volatile.
-     */
-    private volatile int invalidating;
     private volatile StatsCounters stats;
 
     public WindowPool(ProtectionDomain pd, QueuePair qp, int generation, int capacity) {
@@ -154,16 +149,6 @@ public final class WindowPool {
         return allocated++;
     }
 
-    /**
-     * Whether a LOCAL_INV chain of ours has not completed yet. Soft-RoCE completes a local
-     * operation from a tasklet raised on the CPU of the thread that posted it; a caller that
-     * posted one and busy-polls for its completion must leave that CPU now and then
-     * ({@link CompletionDriver}). A hint, read without the lock.
-     */
-    boolean invalidating() {
-        return invalidating > 0;
-    }
-
     /** Windows bound now (tests: exposures back to none after every call). */
     synchronized int boundCount() {
         return bound.size();
@@ -231,14 +216,12 @@ public final class WindowPool {
         }
         batch.signalLast();
         pendingThen[token] = then;
-        invalidating++; // ORDER: before the post, so a caller spinning after it sees it
         try {
             qp.postSend(batch);
         } catch (RuntimeException e) {
             // the QP is failing: its windows stay out of use (closeAll frees them); go on
             pendingThen[token] = null;
             freeTokens[freeTokenCount++] = token;
-            invalidating--;
             return true;
         }
         return false;
@@ -255,7 +238,6 @@ public final class WindowPool {
         }
         Runnable then = pendingThen[token];
         pendingThen[token] = null;
-        invalidating--;
         if (ok) {
             for (int i = 0; i < pendingCount[token]; i++) {
                 free[freeCount++] = pendingWindows[token][i];
@@ -278,7 +260,6 @@ public final class WindowPool {
                 pendingThen[t] = null;
             }
         }
-        invalidating = 0;
         for (int i = 0; i < allocated; i++) {
             try {
                 windows[i].close();

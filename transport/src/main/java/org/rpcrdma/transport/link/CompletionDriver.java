@@ -64,14 +64,6 @@ final class CompletionDriver {
         /** Our calls awaiting replies (an async caller's reply needs the poller). */
         int outstandingCalls();
 
-        /**
-         * Whether a local operation we posted (a LOCAL_INV) has not completed yet: its
-         * completion may need this CPU ({@link WindowPool#invalidating}).
-         */
-        default boolean localWorkPending() {
-            return false;
-        }
-
         /** The poller failed: the connection is lost. */
         void failed(RuntimeException e);
     }
@@ -124,11 +116,7 @@ final class CompletionDriver {
                 }
                 if (busyPoll) {
                     if (!tryPollOnce()) {
-                        if (cq.localWorkPending()) {
-                            Thread.yield(); // as a caller does: see pollOnCaller
-                        } else {
-                            Thread.onSpinWait();
-                        }
+                        Thread.onSpinWait();
                     }
                     continue;
                 }
@@ -211,22 +199,12 @@ final class CompletionDriver {
         // The clock is read once every 64 spins: under TCG the guest's clocksource (hpet)
         // makes System.nanoTime() cost ~1 µs, 23 % of a spinning caller's time; not at the first
         // spin either (a reply is never there yet: the caller just posted its Send).
-        // While a LOCAL_INV we posted is outstanding (a chunked call's reply waits for it, RFC
-        // 8166 §4.4), yield instead of spinning: Soft-RoCE completes it from a tasklet raised
-        // on the CPU of the thread that posted it, usually this one, and a spinner there keeps
-        // that tasklet's ksoftirqd off the CPU until the scheduler preempts it (a Reply-chunk
-        // echo waited about one scheduler slice, milliseconds, in the guest). Inline calls
-        // post no LOCAL_INV: their spin is unchanged.
         for (int spins = 1; !done.getAsBoolean() && !cq.stopping(); spins++) {
             if ((spins & 63) == 0 && System.nanoTime() - deadlineNanos >= 0) {
                 break;
             }
             if (!tryPollOnce()) {
-                if (cq.localWorkPending()) {
-                    Thread.yield();
-                } else {
-                    Thread.onSpinWait();
-                }
+                Thread.onSpinWait();
             }
         }
         return true;
