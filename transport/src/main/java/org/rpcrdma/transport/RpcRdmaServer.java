@@ -252,6 +252,30 @@ public final class RpcRdmaServer implements AutoCloseable {
         }
     }
 
+    /** Waits for the rdma_cm thread to end (it polls in 200 ms steps); false if it did not in time. */
+    private boolean awaitCmThread() {
+        if (Thread.currentThread() == cmThread) {
+            return true; // closed from onConnect or a listener: the loop ends when it returns
+        }
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(CM_THREAD_STOP_MILLIS);
+        boolean interrupted = false;
+        while (cmThread.isAlive()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            try {
+                cmThread.join(java.time.Duration.ofNanos(left));
+            } catch (InterruptedException e) {
+                interrupted = true; // still wait: what the thread uses must not be freed under it
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return !cmThread.isAlive();
+    }
+
     private void drop(CmId id, String why) {
         if (id == null) {
             return;
@@ -266,13 +290,21 @@ public final class RpcRdmaServer implements AutoCloseable {
         a.id().close();
     }
 
+    /**
+     * How long {@link #close()} waits for the rdma_cm thread to finish what it is doing (an
+     * accept takes seconds under emulation; {@code onConnect} is user code) before it gives up.
+     */
+    private static final long CM_THREAD_STOP_MILLIS = 60_000;
+
     @Override
     public void close() {
         closing = true;
-        try {
-            cmThread.join(3000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (!awaitCmThread()) {
+            // Freeing the event channel, the ids and the links under a thread that still uses
+            // them is a use-after-free in native memory: leave them to the process instead.
+            LOG.log(Level.WARNING, "rdma_cm thread still busy after {0} ms (an onConnect that does not return?):"
+                    + " its event channel and connections are left open", CM_THREAD_STOP_MILLIS);
+            return;
         }
         for (Accepted a : byId.values()) {
             try {
