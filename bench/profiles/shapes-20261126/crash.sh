@@ -6,7 +6,7 @@
 # calls beside them; server and client in the JVM, both on completion events), and
 # PlainEventLoad (no RDMA, none of our code: a poll(2) downcall wait, park/unpark wake-ups,
 # heap churn). Prints each JVM's exit status and its hs_err summary line if it crashed.
-# PlainEventLoad is compiled on the host first: javac -d .cache/ab/plain bench/profiles/s11/PlainEventLoad.java
+# PlainEventLoad is compiled on the host first: javac -d .cache/ab/plain bench/profiles/shapes-20261126/PlainEventLoad.java
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
 J=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
 C2="-XX:-TieredCompilation -XX:CompileThresholdScaling=0.1 -Xmx64m"

@@ -1,7 +1,7 @@
 # Sourced by the one-boot scripts here: rounds NAME JAR 'JVM FLAGS' LATENCYCURVE-ARGS...
 # runs LatencyCurve's goal rounds only (64 B NULL at 4 KiB inline, every call shape in every
 # completion mode, ib_send_lat first in each round) in one JVM, its output in
-# .cache/ab/s11/NAME/ (table.txt, points.tsv); prints its progress lines prefixed by the
+# .cache/ab/shapes/NAME/ (table.txt, points.tsv); prints its progress lines prefixed by the
 # seconds since it started, its exit status, and the load. A JVM crash leaves
 # .cache/ab/hs_err_PID.log.
 cd "$(dirname "${BASH_SOURCE[0]}")/../../.."
@@ -10,7 +10,7 @@ C1="-XX:TieredStopAtLevel=1"
 C2="-XX:-TieredCompilation -XX:CompileThresholdScaling=0.1"
 rounds() {
   local name=$1 jar=$2 flags=$3; shift 3
-  local out=.cache/ab/s11/$name
+  local out=.cache/ab/shapes/$name
   mkdir -p "$out"
   echo "=== $name: $jar $flags | $*  (load: $(cut -d' ' -f1-3 /proc/loadavg))"
   local t0; t0=$(date +%s.%N)
