@@ -31,12 +31,15 @@ class NfsdReconnectVerbsTest {
     /**
      * The client's link is lost (not closed by us), as a pulled cable or a dead port would
      * lose it; there is no cable in the guest, so the transport's own loss path is taken,
-     * by reflection (the verbs runner puts the modules on the class path).
+     * by reflection through the connection's engine (the verbs runner puts the modules on the
+     * class path).
      */
     static void dropLink(Connection c) throws Exception {
-        Method lost = Connection.class.getDeclaredMethod("onLinkLost", Throwable.class);
-        lost.setAccessible(true);
-        lost.invoke(c, new RpcRdmaException("test: link down"));
+        Method engineOf = Connection.class.getDeclaredMethod("engine");
+        engineOf.setAccessible(true);
+        Object engine = engineOf.invoke(c);
+        Method lost = engine.getClass().getMethod("onLinkLost", Throwable.class);
+        lost.invoke(engine, new RpcRdmaException("test: link down"));
     }
 
     @Test
