@@ -26,11 +26,6 @@ class BlockingCallAllocationTest {
      */
     @Test
     void callAndWaitAllocatesOnlyTheReplyItReturns() throws Exception {
-        // Through reflection: the test runs in the transport module, which reads no management module.
-        Object threads = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean")
-                .invoke(null);
-        java.lang.reflect.Method allocated = Class.forName("com.sun.management.ThreadMXBean")
-                .getMethod("getCurrentThreadAllocatedBytes");
         MemorySegment reply = MemorySegment.ofArray(new byte[24]);
         CallHandler h = CallHandler.immediate(c -> {
             Xdr.putInt(reply, 0, c.xid());
@@ -46,7 +41,7 @@ class BlockingCallAllocationTest {
             int measured = 20_000;
             for (int round = 0; round < 2; round++) { // round 0 warms up
                 sum = 0;
-                before = (long) allocated.invoke(threads);
+                before = ThreadAllocation.bytes();
                 for (int i = 0; i < measured; i++) {
                     Xdr.putInt(call, 0, ++xid);
                     try (ReceivedMessage m = pair.client().callAndWait(call, fiveSeconds)) {
@@ -54,7 +49,7 @@ class BlockingCallAllocationTest {
                     }
                 }
             }
-            long perCall = ((long) allocated.invoke(threads) - before) / measured;
+            long perCall = (ThreadAllocation.bytes() - before) / measured;
             assertEquals(measured * 24L, sum, "every call was answered with its 24-byte reply");
             assertTrue(perCall <= 40, "allocated " + perCall + " bytes per call");
             assertEquals(0, pair.client().outstandingCalls(), "no call left behind");

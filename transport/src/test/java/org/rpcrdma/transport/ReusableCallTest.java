@@ -56,11 +56,6 @@ class ReusableCallTest extends ReusableCallBehaviour {
      */
     @Test
     void callAndReadCallbacksAndImmediateHandlersAllocateNothingPerCall() throws Exception {
-        // Through reflection: the test runs in the transport module, which reads no management module.
-        Object threads = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean")
-                .invoke(null);
-        java.lang.reflect.Method allocated = Class.forName("com.sun.management.ThreadMXBean")
-                .getMethod("getCurrentThreadAllocatedBytes");
         MemorySegment reply = MemorySegment.ofArray(new byte[24]);
         CallHandler h = CallHandler.immediate(c -> {
             Xdr.putInt(reply, 0, c.xid());
@@ -87,7 +82,7 @@ class ReusableCallTest extends ReusableCallBehaviour {
             long before = 0;
             int measured = 20_000;
             for (int round = 0; round < 2; round++) { // round 0 warms up
-                before = (long) allocated.invoke(threads);
+                before = ThreadAllocation.bytes();
                 for (int i = 0; i < measured; i++) {
                     Xdr.putInt(call, 0, ++xid);
                     pair.client().callAndRead(call, fiveSeconds, reader);
@@ -95,7 +90,7 @@ class ReusableCallTest extends ReusableCallBehaviour {
                     pair.client().call(call, cb);
                 }
             }
-            long perCall = ((long) allocated.invoke(threads) - before) / (2L * measured);
+            long perCall = (ThreadAllocation.bytes() - before) / (2L * measured);
             assertEquals(2L * measured * 24, sum[0], "every callback call was answered");
             assertTrue(perCall < 1, "allocated " + perCall + " bytes per call");
         }

@@ -1,7 +1,6 @@
 package org.rpcrdma.transport.rpc;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.function.BooleanSupplier;
@@ -121,7 +120,7 @@ public final class CallRequest {
     void start(int newXid, MemorySegment rpcCall, boolean retry, ReplyCallback cb) {
         xid = newXid;
         this.retry = retry;
-        MESSAGE.setRelease(this, retry && rpcCall.isNative() ? heapCopy(rpcCall) : rpcCall);
+        MESSAGE.setRelease(this, retry && rpcCall.isNative() ? Marshal.heapCopy(rpcCall) : rpcCall);
         place.reset();
         deadline.reset();
         maxReplyBytes = 0;
@@ -171,11 +170,6 @@ public final class CallRequest {
     private boolean end(int to) {
         int s = outcome;
         return (s & 3) == PENDING && OUTCOME.compareAndSet(this, s, s | to);
-    }
-
-    /** The one heap-copy idiom of the transport: bytes that must outlive the caller's segment. */
-    static MemorySegment heapCopy(MemorySegment m) {
-        return MemorySegment.ofArray(m.toArray(ValueLayout.JAVA_BYTE));
     }
 
     boolean retry() {
@@ -243,7 +237,7 @@ public final class CallRequest {
     void keepForAnotherThread() {
         MemorySegment m = message;
         if (m.isNative() && !m.isAccessibleBy(NOT_THE_OWNER)) {
-            MemorySegment copy = heapCopy(m);
+            MemorySegment copy = Marshal.heapCopy(m);
             message = copy;
             CallExposure x = exposure;
             if (x != null) {
@@ -266,7 +260,7 @@ public final class CallRequest {
         place.leave();
         MemorySegment m = message;
         if (m.isNative()) {
-            message = heapCopy(m);
+            message = Marshal.heapCopy(m);
         }
     }
 

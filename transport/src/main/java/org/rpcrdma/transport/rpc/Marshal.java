@@ -1,6 +1,7 @@
 package org.rpcrdma.transport.rpc;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import org.rpcrdma.transport.DdpArgument;
 import org.rpcrdma.transport.chunk.ChunkMarshal;
 import org.rpcrdma.transport.chunk.DdpLayout;
@@ -65,10 +66,15 @@ public final class Marshal {
         return rpc.byteSize();
     }
 
+    /** The one heap-copy idiom of the transport: bytes that must outlive the caller's segment. */
+    static MemorySegment heapCopy(MemorySegment m) {
+        return MemorySegment.ofArray(m.toArray(ValueLayout.JAVA_BYTE));
+    }
+
     /** A heap copy of the RPC message {@code rpc} with {@code gathered}'s data put in (null: of {@code rpc} alone). */
     static MemorySegment heapCopy(MemorySegment rpc, DdpArgument gathered) {
         if (gathered == null) {
-            return CallRequest.heapCopy(rpc);
+            return heapCopy(rpc);
         }
         MemorySegment m = MemorySegment.ofArray(new byte[Math.toIntExact(DdpLayout.callLength(gathered, rpc))]);
         DdpLayout.assemble(gathered, rpc, m, 0);

@@ -73,7 +73,7 @@ public final class SendQueue {
         }
         stats.sendContextWaits.increment();
         // the caller may reuse its segment once we return: keep a copy
-        queue.addLast(new Waiting(xid, credit, CallRequest.heapCopy(rpc), 0, null, invalidateRkey));
+        queue.addLast(new Waiting(xid, credit, Marshal.heapCopy(rpc), 0, null, invalidateRkey));
     }
 
     /**
