@@ -93,7 +93,7 @@ public final class Nfs4Client implements AutoCloseable {
     public static Nfs4Client connect(InetSocketAddress server, RpcRdmaOptions options, AuthSys cred)
             throws InterruptedException {
         if (options.backwardCredits() < 1) {
-            throw new IllegalArgumentException("NFSv4.1 callbacks need backward credits (withBackwardCredits)");
+            throw new IllegalArgumentException("NFSv4.1 callbacks need backward credits (builder().backwardCredits)");
         }
         RpcRdmaClient rdma = RpcRdmaClient.connect(server, options);
         return open(rdma, options.backwardCredits(), cred, rdma);

@@ -28,7 +28,7 @@ class BackChannelBindTest {
     @BeforeEach
     void open() throws Exception {
         server = new FakeNfsd();
-        pair = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), server.dispatcher);
+        pair = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), server.dispatcher);
         c = Nfs4Client.open(pair.client(), 2, Nfs4ClientTest.ROOT);
     }
 

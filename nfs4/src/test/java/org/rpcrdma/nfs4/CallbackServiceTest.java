@@ -41,7 +41,7 @@ class CallbackServiceTest {
         });
         RpcDispatcher d = new RpcDispatcher();
         service.register(d);
-        pair = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(SLOTS), call -> { });
+        pair = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(SLOTS).build(), call -> { });
         pair.client().serveBackwardCalls(d);
         pair.server().markBackchannelReady();
     }

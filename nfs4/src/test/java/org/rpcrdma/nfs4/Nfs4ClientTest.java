@@ -32,7 +32,7 @@ class Nfs4ClientTest {
     @BeforeEach
     void open() {
         server = new FakeNfsd();
-        pair = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), server.dispatcher);
+        pair = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), server.dispatcher);
     }
 
     @AfterEach
@@ -96,8 +96,8 @@ class Nfs4ClientTest {
     void theBackChannelAdvertisesWhatFitsInlineAtTheNegotiatedThreshold() throws Exception {
         for (int threshold : new int[] {1024, 4096}) {
             FakeNfsd s = new FakeNfsd();
-            try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(threshold)
-                    .withBackwardCredits(2), s.dispatcher)) {
+            try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().inlineThreshold(threshold)
+                    .backwardCredits(2).build(), s.dispatcher)) {
                 Nfs4Client c = Nfs4Client.open(p.client(), 2, ROOT);
                 // RFC 8167 §5.3: no chunks in the backward direction, so a callback and its reply are
                 // an RDMA_MSG of at most the inline threshold, less its 28-byte transport header

@@ -55,8 +55,8 @@ class NfsdRecallVerbsTest {
     }
 
     static Nfs4Client connect() throws InterruptedException {
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withConnectTimeoutMillis(30_000).withCallTimeoutMillis(30_000)
-                .withBackwardCredits(BACKWARD_CREDITS);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().connectTimeoutMillis(30_000).callTimeoutMillis(30_000)
+                .backwardCredits(BACKWARD_CREDITS).build();
         step("connecting to nfsd at " + env("RDMA_VM_IP") + ":" + env("RDMA_VM_NFS_PORT"));
         return Nfs4Client.connect(new InetSocketAddress(env("RDMA_VM_IP"), Integer.parseInt(env("RDMA_VM_NFS_PORT"))),
                 o, ROOT);

@@ -26,7 +26,7 @@ class SlotRecoveryTest {
     @BeforeEach
     void open() throws Exception {
         server = new FakeNfsd();
-        pair = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2).withCallTimeoutMillis(300),
+        pair = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).callTimeoutMillis(300).build(),
                 server.dispatcher);
         c = Nfs4Client.open(pair.client(), 2, Nfs4ClientTest.ROOT);
     }

@@ -84,7 +84,7 @@ class DdpCallTest {
     }
 
     static RpcRdmaOptions small() {
-        return RpcRdmaOptions.defaults().withInlineThreshold(1024);
+        return RpcRdmaOptions.builder().inlineThreshold(1024).build();
     }
 
     @Test

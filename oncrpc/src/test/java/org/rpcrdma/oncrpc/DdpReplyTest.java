@@ -70,7 +70,7 @@ class DdpReplyTest {
     }
 
     static RpcRdmaOptions small() {
-        return RpcRdmaOptions.defaults().withInlineThreshold(1024);
+        return RpcRdmaOptions.builder().inlineThreshold(1024).build();
     }
 
     @Test

@@ -34,7 +34,7 @@ import org.rpcrdma.xdr.OncRpc;
 
 /** The client and the dispatcher together over the transport joined in memory. */
 class OncRpcLayerTest {
-    private static final RpcRdmaOptions OPTS = RpcRdmaOptions.defaults().withBackwardCredits(4);
+    private static final RpcRdmaOptions OPTS = RpcRdmaOptions.builder().backwardCredits(4).build();
     private static final RpcProcedure<Integer, Integer> HELD = new RpcProcedure<>(20, Codecs.INT, Codecs.INT);
     private static final RpcProcedure<Integer, Integer> THROWS = new RpcProcedure<>(21, Codecs.INT, Codecs.INT);
     private static final RpcProcedure<Integer, Integer> TWICE = new RpcProcedure<>(22, Codecs.INT, Codecs.INT);

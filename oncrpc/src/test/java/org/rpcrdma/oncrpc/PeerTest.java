@@ -30,7 +30,7 @@ class PeerTest {
             seen.set(new Seen(call.remoteAddress(), call.clientId()));
             call.reply(null);
         });
-        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), d)) {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), d)) {
             OncRpcClient c = new OncRpcClient(p.client(), 0x20000051, 1);
             c.call(WHO, null);
             assertEquals(InMemoryPair.ADDRESS, seen.get().address());

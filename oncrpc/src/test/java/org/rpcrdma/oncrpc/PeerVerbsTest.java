@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.RpcRdmaClient;
+import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.RpcRdmaServer;
 
 /** Over rxe: the server sees the client's real IPv4 address and its instance id; the client sees the server's. */
@@ -28,8 +29,9 @@ class PeerVerbsTest {
         RpcRdmaServer server = null;
         RpcRdmaClient client = null;
         try {
-            server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), VerbsEnv.OPTS.withBackwardCredits(2), d, null);
-            client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), VerbsEnv.OPTS.withBackwardCredits(2));
+            RpcRdmaOptions o = VerbsEnv.OPTS.toBuilder().backwardCredits(2).build();
+            server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, d, null);
+            client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
             client.enableBackchannel(new RpcDispatcher()).get(30, TimeUnit.SECONDS);
             new OncRpcClient(client, 0x20000051, 1).call(PeerTest.WHO, null);
             InetSocketAddress from = seen.get().address();

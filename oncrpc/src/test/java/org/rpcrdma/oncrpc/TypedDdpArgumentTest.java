@@ -65,7 +65,7 @@ class TypedDdpArgumentTest {
     }
 
     static RpcRdmaOptions options() {
-        return RpcRdmaOptions.defaults().withMaxChunkBytes(2 * MIB).withChunkMemoryBytes(8L * MIB);
+        return RpcRdmaOptions.builder().maxChunkBytes(2 * MIB).chunkMemoryBytes(8L * MIB).build();
     }
 
     @Test

@@ -38,7 +38,8 @@ class TypedDdpArgumentVerbsTest {
             call.reply(crc ^ a.trailer());
         });
         try {
-            var opts = VerbsEnv.OPTS.withMaxChunkBytes(2 * TypedDdpArgumentTest.MIB).withChunkMemoryBytes(8L << 20);
+            var opts = VerbsEnv.OPTS.toBuilder().maxChunkBytes(2 * TypedDdpArgumentTest.MIB).chunkMemoryBytes(8L << 20)
+                    .build();
             server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), opts, d, null);
             client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), opts);
             OncRpcClient c = new OncRpcClient(client, TypedDdpArgumentTest.PROG, 1);

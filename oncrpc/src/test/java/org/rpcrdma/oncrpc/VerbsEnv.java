@@ -23,7 +23,7 @@ public final class VerbsEnv {
     private VerbsEnv() {}
 
     /** Generous connect timeout: the first connect in a fresh guest JVM is slow under TCG. */
-    public static final RpcRdmaOptions OPTS = RpcRdmaOptions.defaults().withConnectTimeoutMillis(30_000);
+    public static final RpcRdmaOptions OPTS = RpcRdmaOptions.builder().connectTimeoutMillis(30_000).build();
 
     /** The IPv4 address to listen and connect on. */
     public static InetAddress address() throws Exception {

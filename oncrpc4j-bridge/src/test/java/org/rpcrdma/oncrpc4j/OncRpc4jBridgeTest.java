@@ -63,7 +63,7 @@ class OncRpc4jBridgeTest {
         svc = new OncRpcRdmaSvcBuilder().withWorkerThreadIoStrategy().withWorkerThreadPoolSize(8).build();
         svc.register(PROGRAM, program);
         callbacks = new OncRpcRdmaSvcBuilder().withRpcService(CB_PROGRAM, callbackService()).build();
-        pair = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(4), svc.callHandler());
+        pair = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(4).build(), svc.callHandler());
         pair.client().enableBackchannel(callbacks.callHandler()).get(5, TimeUnit.SECONDS);
         client = new RdmaRpcTransport(pair.client(), null, new InetSocketAddress(InetAddress.getLoopbackAddress(),
                 RpcRdmaOptions.DEFAULT_PORT), 256 * 1024);

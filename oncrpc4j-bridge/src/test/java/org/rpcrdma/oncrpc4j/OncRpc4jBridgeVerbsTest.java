@@ -33,8 +33,8 @@ import org.rpcrdma.transport.verbs.LiveResources;
  */
 @Tag("verbs")
 class OncRpc4jBridgeVerbsTest {
-    private static final RpcRdmaOptions OPTS = RpcRdmaOptions.defaults().withConnectTimeoutMillis(30_000)
-            .withBackwardCredits(4);
+    private static final RpcRdmaOptions OPTS = RpcRdmaOptions.builder().connectTimeoutMillis(30_000)
+            .backwardCredits(4).build();
 
     @Test
     void oncrpc4jProgramOverRxeWithBackwardCalls() throws Exception {

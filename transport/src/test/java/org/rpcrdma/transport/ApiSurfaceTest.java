@@ -80,6 +80,34 @@ class ApiSurfaceTest {
                 "public constructors of Connection");
     }
 
+    /** Each option's name: an accessor on the options, a setter of the same name on their builder. */
+    private static final Set<String> OPTIONS = Set.of("backchannelWaitMillis", "backwardCallLimit", "backwardChunks",
+            "backwardCredits", "busyPoll", "callTimeoutMillis", "chunkMemoryBytes", "connectTimeoutMillis", "credits",
+            "inlineThreshold", "maxChunkBytes", "maxChunkSegments", "memoryWindows", "pollSpinMicros", "rdmaDepth",
+            "receiveBatch", "reconnectAttempts", "registrationCacheBytes", "remoteInvalidation", "signalEvery");
+
+    /** Options are made one way, through the builder (an option added later breaks no caller). */
+    @Test
+    void optionsAreMadeOnlyThroughTheirBuilder() {
+        Set<String> expected = new TreeSet<>(OPTIONS);
+        expected.addAll(Set.of("builder", "defaults", "equals", "hashCode", "toBuilder", "toString"));
+        assertEquals(expected, publicMethodNames(RpcRdmaOptions.class), "public methods of RpcRdmaOptions");
+        Set<String> setters = new TreeSet<>(OPTIONS);
+        setters.add("build");
+        assertEquals(setters, publicMethodNames(RpcRdmaOptions.Builder.class), "public methods of its Builder");
+        assertEquals(0, RpcRdmaOptions.class.getConstructors().length, "public constructors of RpcRdmaOptions");
+    }
+
+    private static Set<String> publicMethodNames(Class<?> c) {
+        Set<String> names = new TreeSet<>();
+        for (Method m : c.getDeclaredMethods()) {
+            if (Modifier.isPublic(m.getModifiers()) && !m.isSynthetic()) {
+                names.add(m.getName());
+            }
+        }
+        return names;
+    }
+
     @Test
     void aConnectionPublishesNoProtocolNumbersOfItsOwn() {
         // the backchannel control program is the transport's business between our own ends

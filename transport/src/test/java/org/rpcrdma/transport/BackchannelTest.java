@@ -22,9 +22,10 @@ class BackchannelTest {
     @Test
     void parkedCallExpiresThenTheAbandonedBackchannelIsForgotten() throws Exception {
         AtomicReference<Backchannel> forgotten = new AtomicReference<>();
-        Backchannel bc = new Backchannel(42, RpcRdmaOptions.defaults().withBackchannelWaitMillis(100).withCallTimeoutMillis(0),
+        Backchannel bc = new Backchannel(42, RpcRdmaOptions.builder().backchannelWaitMillis(100).callTimeoutMillis(0)
+                .build(),
                 forgotten::set);
-        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), echo())) {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo())) {
             AtomicReference<IncomingCall> held = new AtomicReference<>();
             p.client().enableBackchannel(call -> {
                 if (call.xid() == 7) {
@@ -56,10 +57,11 @@ class BackchannelTest {
     @Test
     void clientThatComesBackGetsTheWaitingCallWithItsXid() throws Exception {
         AtomicReference<Backchannel> forgotten = new AtomicReference<>();
-        Backchannel bc = new Backchannel(43, RpcRdmaOptions.defaults().withBackchannelWaitMillis(5_000).withCallTimeoutMillis(0),
+        Backchannel bc = new Backchannel(43, RpcRdmaOptions.builder().backchannelWaitMillis(5_000).callTimeoutMillis(0)
+                .build(),
                 forgotten::set);
-        try (InMemoryPair first = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), echo());
-             InMemoryPair second = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), echo())) {
+        try (InMemoryPair first = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo());
+             InMemoryPair second = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo())) {
             first.client().enableBackchannel(call -> { }).join(); // holds everything
             bc.bind(first.server());
             CompletableFuture<ReceivedMessage> f = bc.call(callMsg(0x99, 1, new byte[] {4, 3, 2, 1}));

@@ -27,7 +27,7 @@ import org.rpcrdma.transport.wire.RpcRdmaHeader;
  */
 class BackwardChunksTest {
     private static RpcRdmaOptions opts() {
-        return RpcRdmaOptions.defaults().withInlineThreshold(1024).withBackwardCredits(4);
+        return RpcRdmaOptions.builder().inlineThreshold(1024).backwardCredits(4).build();
     }
 
     @ParameterizedTest(name = "{0} bytes")
@@ -70,7 +70,7 @@ class BackwardChunksTest {
 
     @Test
     void aClientWithBackwardChunksOffAnswersAChunkedBackwardCallErrChunk() {
-        RpcRdmaOptions o = opts().withBackwardChunks(false);
+        RpcRdmaOptions o = opts().toBuilder().backwardChunks(false).build();
         try (InMemoryPair p = InMemoryPair.open(o, echo())) {
             p.client().enableBackchannel(echo()).join();
             // a server that sends one anyway: a Position-Zero Read chunk, by hand
@@ -86,7 +86,7 @@ class BackwardChunksTest {
 
     @Test
     void aBackwardCallOverMaxChunkBytesFailsAtOnce() {
-        try (InMemoryPair p = InMemoryPair.open(opts().withMaxChunkBytes(8192), echo())) {
+        try (InMemoryPair p = InMemoryPair.open(opts().toBuilder().maxChunkBytes(8192).build(), echo())) {
             p.client().enableBackchannel(echo()).join();
             CompletableFuture<ReceivedMessage> f = p.server().call(callMsg(26, 1, new byte[9000]));
             CompletionException e = assertThrows(CompletionException.class, f::join);

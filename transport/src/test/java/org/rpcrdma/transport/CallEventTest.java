@@ -45,7 +45,7 @@ class CallEventTest {
         try (Recording r = new Recording()) {
             r.enable(CALL).withThreshold(Duration.ZERO);
             r.start();
-            try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), echo())) {
+            try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo())) {
                 ReceivedMessage f = p.client().call(call(0x1234, 100003, 4, 1, new byte[12])).join();
                 assertArrayEquals(new byte[12], results(f));
                 f.release();
@@ -90,7 +90,7 @@ class CallEventTest {
     void theDefaultProfileRecordsSlowCallsOnly() throws Exception {
         CompletableFuture<IncomingCall> held = new CompletableFuture<>();
         List<RecordedEvent> events;
-        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withCredits(4),
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().credits(4).build(),
                 c -> {
                     if (c.xid() == 2) {
                         held.complete(c); // answered later, by the test: a slow call

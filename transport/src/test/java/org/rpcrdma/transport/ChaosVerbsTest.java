@@ -49,8 +49,8 @@ class ChaosVerbsTest {
             }
             later.schedule(() -> echo().handle(call), ThreadLocalRandom.current().nextInt(3), TimeUnit.MILLISECONDS);
         };
-        RpcRdmaOptions o = EndpointVerbsTest.OPTS.withBackwardCredits(4).withCredits(8).withReconnectAttempts(50)
-                .withBackchannelWaitMillis(60_000);
+        RpcRdmaOptions o = EndpointVerbsTest.OPTS.toBuilder().backwardCredits(4).credits(8).reconnectAttempts(50)
+                .backchannelWaitMillis(60_000).build();
         InetAddress ip = EndpointVerbsTest.deviceAddress();
         RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, serverHandler, null);
         RpcRdmaClient client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);

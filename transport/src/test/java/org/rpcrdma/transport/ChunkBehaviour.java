@@ -53,7 +53,7 @@ abstract class ChunkBehaviour {
     }
 
     static RpcRdmaOptions opts(int inline) {
-        return RpcRdmaOptions.defaults().withInlineThreshold(inline).withReconnectAttempts(0);
+        return RpcRdmaOptions.builder().inlineThreshold(inline).reconnectAttempts(0).build();
     }
 
     ReceivedMessage get(CompletableFuture<ReceivedMessage> f) throws Exception {
@@ -75,7 +75,7 @@ abstract class ChunkBehaviour {
     void echoRoundTripsThroughChunksWhenTheyDoNotFitInline(int inline) throws Exception {
         int[] sizes = inline == 1024 ? new int[] {0, 1, 3, 1023, 1024, 1025, 4096, 65536, 1 << 20}
                 : new int[] {0, 1023, 4095, 4096, 4097, 65536, 1 << 20, 16 << 20};
-        try (LinkFixture.Ends e = link().open(opts(inline).withMaxChunkBytes(17 << 20), echo())) {
+        try (LinkFixture.Ends e = link().open(opts(inline).toBuilder().maxChunkBytes(17 << 20).build(), echo())) {
             Connection c = e.client();
             for (int size : sizes) {
                 long calls = c.stats().longCallsSent();
@@ -102,7 +102,7 @@ abstract class ChunkBehaviour {
 
     @Test
     void concurrentLongCallsShareTheRdmaDepth() throws Exception {
-        try (LinkFixture.Ends e = link().open(opts(1024).withRdmaDepth(1), echo())) {
+        try (LinkFixture.Ends e = link().open(opts(1024).toBuilder().rdmaDepth(1).build(), echo())) {
             List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
             List<byte[]> args = new ArrayList<>();
             for (int i = 0; i < 16; i++) {
@@ -165,7 +165,7 @@ abstract class ChunkBehaviour {
     /** RFC 8167 §5.3: our client said it takes chunked backward calls; the roles of the forward direction swap. */
     @Test
     void chunkedBackwardCallsBetweenOurEnds() throws Exception {
-        RpcRdmaOptions o = opts(1024).withBackwardCredits(4);
+        RpcRdmaOptions o = opts(1024).toBuilder().backwardCredits(4).build();
         try (LinkFixture.Ends e = link().open(o, echo())) {
             e.client().enableBackchannel(echo()).get(link().patienceMillis(), TimeUnit.MILLISECONDS);
             Connection sc = e.server();
@@ -256,8 +256,8 @@ abstract class ChunkBehaviour {
 
     @Test
     void aBackwardCallTooLargeToGoInlineFailsAtOnceToAClientThatTakesNoChunks() throws Exception {
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withBackwardCredits(2)
-                .withBackwardChunks(false);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).backwardCredits(2)
+                .backwardChunks(false).build();
         try (LinkFixture.Ends p = link().open(o, echo())) {
             p.client().enableBackchannel(echo()).get(link().patienceMillis(), TimeUnit.MILLISECONDS);
             CompletableFuture<ReceivedMessage> f = p.server().call(callMsg(11, 1, new byte[2000]));

@@ -34,7 +34,7 @@ class ChunkTest extends ChunkBehaviour {
      * For calls posted by hand: the client keeps receives posted for the answers to them
      * (its backward credits; without, an answer to a call it never made would find none).
      */
-    private static final RpcRdmaOptions RAW = RpcRdmaOptions.defaults().withBackwardCredits(8);
+    private static final RpcRdmaOptions RAW = RpcRdmaOptions.builder().backwardCredits(8).build();
 
     /** A handler that keeps the calls it is given, answering each with an empty accepted reply. */
     private static final class Recorder implements CallHandler {
@@ -54,7 +54,7 @@ class ChunkTest extends ChunkBehaviour {
 
     @Test
     void aPositionZeroChunkInEightSegmentsIsReadOneSegmentAtATimeAtDepthOne() {
-        RpcRdmaOptions o = RAW.withInlineThreshold(1024).withRdmaDepth(1);
+        RpcRdmaOptions o = RAW.toBuilder().inlineThreshold(1024).rdmaDepth(1).build();
         Recorder rec = new Recorder();
         try (InMemoryPair p = InMemoryPair.open(o, rec); Arena a = Arena.ofConfined()) {
             // one call in 8 segments of a Position-Zero Read chunk: one RDMA Read at a time
@@ -122,7 +122,7 @@ class ChunkTest extends ChunkBehaviour {
     @Test
     void hostileChunkListsAreAnsweredErrChunkWithoutAllocatingWhatTheyClaim() {
         Recorder rec = new Recorder();
-        RpcRdmaOptions o = RAW.withMaxChunkSegments(4);
+        RpcRdmaOptions o = RAW.toBuilder().maxChunkSegments(4).build();
         try (InMemoryPair p = InMemoryPair.open(o, rec)) {
             MemorySegment inline = callMsg(0x60, 1, new byte[8]);
             // 4 GiB - 1 in one read segment: over maxChunkBytes, refused before any allocation

@@ -31,7 +31,7 @@ class ChunkVerbsTest extends ChunkBehaviour {
         try (LinkFixture.Ends e = link().open(opts(1024), echo())) {
             // a second client that plays by hand; backward credits keep receives posted for
             // the answers to calls it never made through its requester
-            Connection hostile = e.anotherClient(opts(1024).withBackwardCredits(4));
+            Connection hostile = e.anotherClient(opts(1024).toBuilder().backwardCredits(4).build());
             // 4 GiB - 1 in a Position-Zero Read chunk: refused before anything is allocated or read
             RpcRdmaHeader h = new RpcRdmaHeader(8, 1, 1, 1).clear().xid(0x70).credit(1).proc(RpcRdma.RDMA_NOMSG);
             h.readList().add(0, 0x1234, 0xFFFF_FFFFL, 0x1000);

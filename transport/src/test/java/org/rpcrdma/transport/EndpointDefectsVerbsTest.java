@@ -83,8 +83,8 @@ class EndpointDefectsVerbsTest {
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, echo(), null);
         Map<String, Integer> before = linkCounts();
         int pollers0 = threadsNamed("rpcrdma-client-cq");
-        RpcRdmaClient noRetry = connect(ip, OPTS.withBusyPoll(true).withReconnectAttempts(0));
-        RpcRdmaClient idle = connect(ip, OPTS.withBusyPoll(true));
+        RpcRdmaClient noRetry = connect(ip, OPTS.toBuilder().busyPoll(true).reconnectAttempts(0).build());
+        RpcRdmaClient idle = connect(ip, OPTS.toBuilder().busyPoll(true).build());
         for (RpcRdmaClient c : clients) {
             assertArrayEquals(new byte[] {1, 2, 3, 4},
                     results(c.call(callMsg(0x70, 1, new byte[] {1, 2, 3, 4})).get(30, TimeUnit.SECONDS)));
@@ -121,7 +121,7 @@ class EndpointDefectsVerbsTest {
         List<Throwable> thrown = new CopyOnWriteArrayList<>();
         AtomicReference<CompletableFuture<ReceivedMessage>> early = new AtomicReference<>();
         AtomicReference<Connection> serverConn = new AtomicReference<>();
-        RpcRdmaOptions o = OPTS.withBackwardCredits(2);
+        RpcRdmaOptions o = OPTS.toBuilder().backwardCredits(2).build();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), c -> {
             serverConn.set(c);
             try {
@@ -179,7 +179,7 @@ class EndpointDefectsVerbsTest {
         int timeoutMs = 12_000;
         long t0 = System.nanoTime();
         RpcRdmaException e = assertThrows(RpcRdmaException.class,
-                () -> connect(ip, OPTS.withConnectTimeoutMillis(timeoutMs).withReconnectAttempts(0)));
+                () -> connect(ip, OPTS.toBuilder().connectTimeoutMillis(timeoutMs).reconnectAttempts(0).build()));
         long ms = (System.nanoTime() - t0) / 1_000_000;
         assertTrue(ms < timeoutMs / 2, "connect to a server whose onConnect threw took " + ms
                 + " ms (connect timeout " + timeoutMs + " ms) and failed with: " + e.getMessage());
@@ -191,7 +191,7 @@ class EndpointDefectsVerbsTest {
                 + " after the refused connect, " + snap0 + " before");
 
         refuse.set(false);
-        RpcRdmaClient later = connect(ip, OPTS.withConnectTimeoutMillis(timeoutMs));
+        RpcRdmaClient later = connect(ip, OPTS.toBuilder().connectTimeoutMillis(timeoutMs).build());
         assertArrayEquals(new byte[4], results(later.call(callMsg(0x811, 1, new byte[4])).get(30, TimeUnit.SECONDS)));
         assertTrue(waitFor(() -> server.connections().size() == 2, 5000), "server holds " + server.connections());
     }
@@ -211,7 +211,7 @@ class EndpointDefectsVerbsTest {
     void serverMaySendTheMomentTheConnectionIsEstablished() throws Exception {
         InetAddress ip = deviceAddress();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, echo(), null);
-        RpcRdmaOptions o = OPTS.withReconnectAttempts(0);
+        RpcRdmaOptions o = OPTS.toBuilder().reconnectAttempts(0).build();
         // warm up first (the first connect in a guest JVM is slow; not a cycle)
         try (RpcRdmaClient c = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o)) {
             c.call(callMsg(1, 1, new byte[0])).get(30, TimeUnit.SECONDS).release();
@@ -326,7 +326,7 @@ class EndpointDefectsVerbsTest {
     void serverBackwardWindowIsTheClientsGrant() throws Exception {
         InetAddress ip = deviceAddress();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, echo(), null); // backwardCredits 0
-        RpcRdmaClient client = connect(ip, OPTS.withBackwardCredits(4));
+        RpcRdmaClient client = connect(ip, OPTS.toBuilder().backwardCredits(4).build());
         List<IncomingCall> held = new CopyOnWriteArrayList<>();
         client.enableBackchannel(call -> {
             MemorySegment m = call.message().bytes();

@@ -55,7 +55,7 @@ class EndpointVerbsTest {
     }
 
     /** Generous connect timeout: the first connect in a fresh guest JVM is slow under TCG. */
-    static final RpcRdmaOptions OPTS = RpcRdmaOptions.defaults().withConnectTimeoutMillis(30_000);
+    static final RpcRdmaOptions OPTS = RpcRdmaOptions.builder().connectTimeoutMillis(30_000).build();
 
     private RpcRdmaServer server;
     private RpcRdmaClient client;
@@ -85,7 +85,7 @@ class EndpointVerbsTest {
 
     @Test
     void forwardNullAndEchoWithNegotiatedInline() throws Exception {
-        start(OPTS.withInlineThreshold(2048), echo());
+        start(OPTS.toBuilder().inlineThreshold(2048).build(), echo());
         Connection c = client.connection();
         assertEquals(2048, c.sendInlineThreshold());
         assertEquals(2048, c.receiveInlineThreshold());
@@ -106,7 +106,7 @@ class EndpointVerbsTest {
 
     @Test
     void backwardNullAndEchoAndCollidingXids() throws Exception {
-        start(OPTS.withBackwardCredits(4), echo());
+        start(OPTS.toBuilder().backwardCredits(4).build(), echo());
         Connection c = client.connection();
         assertTrue(waitFor(() -> serverConn.get() != null));
         Connection s = serverConn.get();
@@ -135,7 +135,7 @@ class EndpointVerbsTest {
     /** Adaptive polling (pollSpinMicros): calls are served, and an idle connection's pollers sleep. */
     @Test
     void adaptivePollersServeCallsThenSleepWhenIdle() throws Exception {
-        start(OPTS.withPollSpinMicros(200), echo());
+        start(OPTS.toBuilder().pollSpinMicros(200).build(), echo());
         for (int i = 0; i < 50; i++) {
             results(client.call(callMsg(100 + i, 1, new byte[] {(byte) i, 0, 0, 0})).get(30, TimeUnit.SECONDS));
         }
@@ -159,7 +159,7 @@ class EndpointVerbsTest {
     void adaptiveServerStaysHotForBackToBackCalls() throws Exception {
         // a window of 1 s, the longest allowed: at 5 ms the server still slept before 47 of 200
         // calls in the guest while the host was loaded (a starved TCG guest's round trip takes ms)
-        start(OPTS.withBusyPoll(false).withPollSpinMicros(1_000_000), echo());
+        start(OPTS.toBuilder().busyPoll(false).pollSpinMicros(1_000_000).build(), echo());
         Connection c = client.connection();
         for (int i = 0; i < 20; i++) {
             c.callAndWait(callMsg(0x100 + i, 1, new byte[4]), CallOptions.timeout(30, TimeUnit.SECONDS)).release();
@@ -204,12 +204,12 @@ class EndpointVerbsTest {
 
     @Test
     void eventModeCallerLeadsWhileOtherTrafficCompletes() throws Exception {
-        mixedTraffic(OPTS.withBackwardCredits(2));
+        mixedTraffic(OPTS.toBuilder().backwardCredits(2).build());
     }
 
     @Test
     void busyPollCallerDrivesItsRepliesWhileOtherTrafficCompletes() throws Exception {
-        mixedTraffic(OPTS.withBusyPoll(true).withBackwardCredits(2));
+        mixedTraffic(OPTS.toBuilder().busyPoll(true).backwardCredits(2).build());
     }
 
     /** Blocking calls on this thread while async forward calls and backward calls run beside them. */
@@ -257,7 +257,7 @@ class EndpointVerbsTest {
      */
     @Test
     void aFullWindowWithBackwardCallsBesideItKeepsTheConnection() throws Exception {
-        start(OPTS.withBusyPoll(true).withCredits(64).withBackwardCredits(8), echo());
+        start(OPTS.toBuilder().busyPoll(true).credits(64).backwardCredits(8).build(), echo());
         Connection c = client.connection();
         c.enableBackchannel(echo()).get(30, TimeUnit.SECONDS);
         assertTrue(waitFor(() -> serverConn.get() != null));
@@ -304,7 +304,7 @@ class EndpointVerbsTest {
     void floodRespectsGrantsBothWays() throws Exception {
         ExecutorService later = Executors.newFixedThreadPool(2);
         CallHandler slow = call -> later.execute(() -> echo().handle(call));
-        start(OPTS.withCredits(6).withBackwardCredits(3), slow);
+        start(OPTS.toBuilder().credits(6).backwardCredits(3).build(), slow);
         Connection c = client.connection();
         c.enableBackchannel(slow).get(10, TimeUnit.SECONDS);
         Connection s = serverConn.get();
@@ -326,7 +326,7 @@ class EndpointVerbsTest {
     void disconnectMidTrafficFailsPendingCalls() throws Exception {
         // never answers; no reconnect, so calls still waiting for credit fail too (with
         // reconnect they would move to the next connection: ReconnectVerbsTest)
-        start(OPTS.withReconnectAttempts(0), call -> { });
+        start(OPTS.toBuilder().reconnectAttempts(0).build(), call -> { });
         Connection c = client.connection();
         List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
         for (int i = 0; i < 10; i++) {

@@ -61,7 +61,7 @@ class ExposureVerbsTest {
     }
 
     private static RpcRdmaOptions opts() {
-        return EndpointVerbsTest.OPTS.withInlineThreshold(1024).withReconnectAttempts(0);
+        return EndpointVerbsTest.OPTS.toBuilder().inlineThreshold(1024).reconnectAttempts(0).build();
     }
 
     /** A long call (one rkey), then one offering a Reply chunk too (two rkeys); returns the client's stats. */
@@ -101,7 +101,7 @@ class ExposureVerbsTest {
 
     @Test
     void sixteenMiBBothWaysThroughWindowsOverMemoryRegisteredForIt() throws Exception {
-        RpcRdmaOptions o = opts().withMaxChunkBytes(17 << 20).withChunkMemoryBytes(40L << 20);
+        RpcRdmaOptions o = opts().toBuilder().maxChunkBytes(17 << 20).chunkMemoryBytes(40L << 20).build();
         start(o, o, echo());
         // windows are reused, each bind under a fresh rkey
         for (int size : new int[] {1025, 65536, 1 << 20, 16 << 20}) {
@@ -115,7 +115,7 @@ class ExposureVerbsTest {
 
     @Test
     void remoteInvalidationOff() throws Exception {
-        RpcRdmaOptions off = opts().withRemoteInvalidation(false);
+        RpcRdmaOptions off = opts().toBuilder().remoteInvalidation(false).build();
         start(off, off, RemoteInvalidationTest.SMALL_REPLY);
         assertFalse(client.connection().remoteInvalidation());
         RpcRdmaStats cs = oneAndTwoRkeys();
@@ -126,7 +126,7 @@ class ExposureVerbsTest {
 
     @Test
     void aServerThatClearsRSendsNoInvalidation() throws Exception {
-        start(opts().withRemoteInvalidation(false), opts(), RemoteInvalidationTest.SMALL_REPLY);
+        start(opts().toBuilder().remoteInvalidation(false).build(), opts(), RemoteInvalidationTest.SMALL_REPLY);
         assertFalse(client.connection().remoteInvalidation());
         RpcRdmaStats cs = oneAndTwoRkeys();
         assertEquals(3, cs.localInvalidations());
@@ -140,7 +140,7 @@ class ExposureVerbsTest {
     @Test
     void anInvalidatingSendIsTakenWhateverWasNegotiated() throws Exception {
         LinkedBlockingQueue<IncomingCall> held = new LinkedBlockingQueue<>();
-        start(opts(), opts().withRemoteInvalidation(false), call -> {
+        start(opts(), opts().toBuilder().remoteInvalidation(false).build(), call -> {
             if (call.xid() == 5) {
                 held.add(call); // answered by hand below
             } else {
@@ -261,7 +261,7 @@ class ExposureVerbsTest {
      */
     @Test
     void aClientWithoutWindowsClearsRSoItsOneKeyCallSurvives() throws Exception {
-        start(opts(), opts().withMemoryWindows(false), RemoteInvalidationTest.SMALL_REPLY);
+        start(opts(), opts().toBuilder().memoryWindows(false).build(), RemoteInvalidationTest.SMALL_REPLY);
         Connection c = client.connection();
         c.call(callMsg(1, 1, new byte[3000]),
                 CallOptions.DEFAULT).get(30, TimeUnit.SECONDS).release();
@@ -284,7 +284,7 @@ class ExposureVerbsTest {
     @Test
     void withRNegotiatedACallFindingNoFreeWindowFailsInsteadOfRegistering() throws Exception {
         LinkedBlockingQueue<IncomingCall> held = new LinkedBlockingQueue<>();
-        start(opts(), opts().withCredits(1), call -> {
+        start(opts(), opts().toBuilder().credits(1).build(), call -> {
             if (call.xid() == 40) {
                 held.add(call);
             } else {
@@ -328,7 +328,7 @@ class ExposureVerbsTest {
 
     @Test
     void registrationPerRpcWithoutWindows() throws Exception {
-        RpcRdmaOptions o = opts().withMemoryWindows(false);
+        RpcRdmaOptions o = opts().toBuilder().memoryWindows(false).build();
         start(o, o, echo());
         echoChecked(5000);
         Supplier<RpcRdmaStats> cs = client.connection()::stats;

@@ -30,7 +30,7 @@ class FutureWaitVerbsTest {
     void aThreadWaitingForAFutureTakesItsOwnReplyInBusyPoll() throws Exception {
         InetAddress ip = deviceAddress();
         // a fresh JVM under TCG on a loaded host took over 30 s to connect
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withBusyPoll(true).withConnectTimeoutMillis(120_000);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().busyPoll(true).connectTimeoutMillis(120_000).build();
         RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), null);
         RpcRdmaClient client = null;
         try {

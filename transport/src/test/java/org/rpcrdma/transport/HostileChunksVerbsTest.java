@@ -48,7 +48,7 @@ class HostileChunksVerbsTest {
     }
 
     private static RpcRdmaOptions opts() {
-        return EndpointVerbsTest.OPTS.withInlineThreshold(4096).withReconnectAttempts(0);
+        return EndpointVerbsTest.OPTS.toBuilder().inlineThreshold(4096).reconnectAttempts(0).build();
     }
 
     @Test
@@ -56,7 +56,7 @@ class HostileChunksVerbsTest {
         start(opts(), RemoteInvalidationTest.SMALL_REPLY);
         // backward credits keep receives posted for the answers to calls made by hand
         hostile = RpcRdmaClient.connect(new InetSocketAddress(EndpointVerbsTest.deviceAddress(), server.port()),
-                opts().withBackwardCredits(4));
+                opts().toBuilder().backwardCredits(4).build());
         // a write chunk whose segment count claims 10,000 in a message of a few dozen bytes
         MemorySegment call = callMsg(0x64, 1, new byte[8]);
         RpcRdmaHeader h = new RpcRdmaHeader(1, 1, 1, 1).clear().xid(0x64).credit(1).proc(RpcRdma.RDMA_MSG);

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class InMemoryPairTest {
     @Test
     void forwardAndBackwardCallsCompleteOnTheCallingThread() {
-        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), echo())) {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo())) {
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(1, 1, new byte[] {1, 2, 3, 4}));
             assertTrue(f.isDone(), "a synchronously answered call is complete when call() returns");
             assertArrayEquals(new byte[] {1, 2, 3, 4}, results(f.join()));
@@ -30,7 +30,7 @@ class InMemoryPairTest {
     @Test
     void manyCallsKeepCreditsAndReceivesBalanced() {
         List<IncomingCall> held = new ArrayList<>();
-        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withCredits(4), held::add)) {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().credits(4).build(), held::add)) {
             List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
                 fs.add(p.client().call(callMsg(i, 1, new byte[4])));
@@ -70,7 +70,7 @@ class InMemoryPairTest {
                 replier.execute(() -> echo().handle(c)); // from another thread, maybe while the caller drains
             }
         };
-        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withCredits(8), h)) {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().credits(8).build(), h)) {
             List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
             for (int i = 0; i < 20_000; i++) {
                 fs.add(p.client().call(callMsg(i, 1, new byte[] {(byte) i, 2, 3, 4})));
@@ -99,7 +99,7 @@ class InMemoryPairTest {
 
     @Test
     void closeFailsWhatIsPending() {
-        InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withReconnectAttempts(0), c -> { });
+        InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().reconnectAttempts(0).build(), c -> { });
         CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(3, 1, new byte[0]));
         assertFalse(f.isDone());
         p.close();

@@ -190,7 +190,7 @@ abstract class LinkFixture {
 
         @Override
         RpcRdmaOptions adapt(RpcRdmaOptions o) {
-            return o.withConnectTimeoutMillis(30_000);
+            return o.toBuilder().connectTimeoutMillis(30_000).build();
         }
 
         @Override

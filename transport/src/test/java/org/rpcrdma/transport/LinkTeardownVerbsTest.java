@@ -48,26 +48,26 @@ class LinkTeardownVerbsTest {
     /** Per mode: whichever of the two ends first (the guest JVM is slow). */
     private static final int MAX_ROUNDS = Integer.getInteger("rpcrdma.teardownRounds", 200);
     private static final long MAX_NANOS = TimeUnit.SECONDS.toNanos(Integer.getInteger("rpcrdma.teardownSeconds", 35));
-    private static final RpcRdmaOptions OPTS = EndpointVerbsTest.OPTS.withReconnectAttempts(2);
+    private static final RpcRdmaOptions OPTS = EndpointVerbsTest.OPTS.toBuilder().reconnectAttempts(2).build();
 
     @Test
     void eventModeTeardownUnderLoad() throws Exception {
-        stress(OPTS.withBusyPoll(false));
+        stress(OPTS.toBuilder().busyPoll(false).build());
     }
 
     @Test
     void busyPollTeardownUnderLoad() throws Exception {
-        stress(OPTS.withBusyPoll(true));
+        stress(OPTS.toBuilder().busyPoll(true).build());
     }
 
     @Test
     void eventModeDestroyFreesPastAStuckHandler() throws Exception {
-        stuckHandler(OPTS.withBusyPoll(false).withReconnectAttempts(0));
+        stuckHandler(OPTS.toBuilder().busyPoll(false).reconnectAttempts(0).build());
     }
 
     @Test
     void busyPollDestroyFreesPastAStuckHandler() throws Exception {
-        stuckHandler(OPTS.withBusyPoll(true).withReconnectAttempts(0));
+        stuckHandler(OPTS.toBuilder().busyPoll(true).reconnectAttempts(0).build());
     }
 
     private static InetAddress ip() throws Exception {

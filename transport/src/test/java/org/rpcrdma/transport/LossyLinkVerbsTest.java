@@ -112,8 +112,8 @@ class LossyLinkVerbsTest {
         // 120 s to connect: the server's accept (QP, receive and chunk memory) in a guest that
         // shares its host's cores with others took over 30 s, and the client's rdma_cm had
         // given up on that REQ by then (rdma_accept: EINVAL)
-        RpcRdmaOptions o = EndpointVerbsTest.OPTS.withBackwardCredits(8).withCallTimeoutMillis(180_000)
-                .withConnectTimeoutMillis(120_000);
+        RpcRdmaOptions o = EndpointVerbsTest.OPTS.toBuilder().backwardCredits(8).callTimeoutMillis(180_000)
+                .connectTimeoutMillis(120_000).build();
         server = RpcRdmaServer.listen(new InetSocketAddress(serverIp, 0), o, serverSide, null);
         client = RpcRdmaClient.connect(new InetSocketAddress(serverIp, server.port()), o);
         client.enableBackchannel(clientSide).get(60, TimeUnit.SECONDS);

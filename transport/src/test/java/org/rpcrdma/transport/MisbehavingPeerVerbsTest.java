@@ -69,9 +69,9 @@ class MisbehavingPeerVerbsTest {
             }
             echo().handle(call);
         };
-        RpcRdmaOptions serverOpts = OPTS.withCredits(2);
+        RpcRdmaOptions serverOpts = OPTS.toBuilder().credits(2).build();
         server = RpcRdmaServer.listen(new InetSocketAddress(addr, 0), serverOpts, h, null);
-        RpcRdmaOptions noReconnect = OPTS.withReconnectAttempts(0);
+        RpcRdmaOptions noReconnect = OPTS.toBuilder().reconnectAttempts(0).build();
         RpcRdmaClient good = connect(noReconnect);
         RpcRdmaClient malformed = connect(noReconnect);
         RpcRdmaClient greedy = connect(noReconnect);

@@ -24,7 +24,7 @@ class NativeFailureExceptionVerbsTest {
         InetAddress ip = EndpointVerbsTest.deviceAddress();
         int before = LiveResources.total();
         NativeFailureException e = assertThrows(NativeFailureException.class, () -> RpcRdmaClient.connect(
-                new InetSocketAddress(ip, 1), RpcRdmaOptions.defaults().withConnectTimeoutMillis(10_000)));
+                new InetSocketAddress(ip, 1), RpcRdmaOptions.builder().connectTimeoutMillis(10_000).build()));
         assertEquals("rdma_connect", e.function());
         assertEquals(ECONNREFUSED, e.errno(), e.getMessage());
         assertTrue(e.getMessage().startsWith("rdma_connect failed: errno 111 (Connection refused): REJECTED"

@@ -46,14 +46,14 @@ abstract class ReceiveDefectsBehaviour {
 
     /** Backward credits keep receives posted on the client for answers to messages posted by hand. */
     /** Reconnects off: a connection lost stays lost. */
-    static final RpcRdmaOptions PLAIN = RpcRdmaOptions.defaults().withReconnectAttempts(0);
-    static final RpcRdmaOptions RAW = RpcRdmaOptions.defaults().withBackwardCredits(8).withReconnectAttempts(0);
+    static final RpcRdmaOptions PLAIN = RpcRdmaOptions.builder().reconnectAttempts(0).build();
+    static final RpcRdmaOptions RAW = RpcRdmaOptions.builder().backwardCredits(8).reconnectAttempts(0).build();
     /**
      * For cases that answer a held call after a reply posted by hand: without R its answer
      * is a plain Send, not a Send with Invalidate of the rkey the client withdrew at the
      * first reply (a remote invalid request that ends the connection; rxe panics on it).
      */
-    static final RpcRdmaOptions RAW_NO_R = RAW.withRemoteInvalidation(false);
+    static final RpcRdmaOptions RAW_NO_R = RAW.toBuilder().remoteInvalidation(false).build();
 
     static RpcRdmaHeader header(int xid, int proc) {
         return new RpcRdmaHeader(64, 8, 64, 8).clear().xid(xid).credit(4).proc(proc);
@@ -216,7 +216,7 @@ abstract class ReceiveDefectsBehaviour {
     @Test
     void anEchoedWriteChunkBesideAReplyChunkHoldingAReplyWithoutResultsPlacesNothing() throws Exception {
         ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-        try (LinkFixture.Ends p = link().open(RAW.withInlineThreshold(1024), held::add)) {
+        try (LinkFixture.Ends p = link().open(RAW.toBuilder().inlineThreshold(1024).build(), held::add)) {
             MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(4, 1, new byte[0]),
                     CallOptions.DEFAULT.withMaxReplyBytes(8192).withReceptacle(receptacle));
@@ -289,7 +289,8 @@ abstract class ReceiveDefectsBehaviour {
 
     @Test
     void anImmediateHandlerThatThrowsAnErrorIsAnsweredSystemErrAndTheConnectionServesOn() throws Exception {
-        try (LinkFixture.Ends p = link().open(PLAIN.withBusyPoll(true), CallHandler.immediate(THROWS_ASSERTION_ERROR))) {
+        RpcRdmaOptions busy = PLAIN.toBuilder().busyPoll(true).build();
+        try (LinkFixture.Ends p = link().open(busy, CallHandler.immediate(THROWS_ASSERTION_ERROR))) {
             answeredSystemErrThenServes(p);
         }
     }
@@ -491,7 +492,7 @@ abstract class ReceiveDefectsBehaviour {
             MemorySegment.copy(reply(c.xid(), OncRpc.SUCCESS), 0, r, 0, 24);
             c.reply(r);
         };
-        try (LinkFixture.Ends p = link().open(RAW.withInlineThreshold(1024), big)) {
+        try (LinkFixture.Ends p = link().open(RAW.toBuilder().inlineThreshold(1024).build(), big)) {
             assertEquals(1, p.client().ownCallWindow(), "a new connection's window");
             ReceivedMessage m = get(p.client().call(callMsg(0x61, 1, new byte[0]),
                     CallOptions.DEFAULT.withMaxReplyBytes(4096)));

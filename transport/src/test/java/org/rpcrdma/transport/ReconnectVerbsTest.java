@@ -104,7 +104,7 @@ class ReconnectVerbsTest {
     @Test
     void backwardCallWaitsForTheClientToReconnectAndIsResentWithItsXid() throws Exception {
         InetAddress ip = deviceAddress();
-        RpcRdmaOptions o = OPTS.withBackwardCredits(4);
+        RpcRdmaOptions o = OPTS.toBuilder().backwardCredits(4).build();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), null);
         client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
         HoldFirst h = new HoldFirst();
@@ -130,7 +130,7 @@ class ReconnectVerbsTest {
     @Test
     void backwardCallFailsWhenTheClientDoesNotReturnInTime() throws Exception {
         InetAddress ip = deviceAddress();
-        RpcRdmaOptions o = OPTS.withBackwardCredits(2).withBackchannelWaitMillis(300);
+        RpcRdmaOptions o = OPTS.toBuilder().backwardCredits(2).backchannelWaitMillis(300).build();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), null);
         client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
         HoldFirst h = new HoldFirst();
@@ -159,7 +159,8 @@ class ReconnectVerbsTest {
         InetAddress ip = deviceAddress();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, call -> { }, null);
         client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()),
-                OPTS.withConnectTimeoutMillis(10_000).withReconnectAttempts(2)); // a gone server rejects at once; 10 s covers a slow first connect under TCG
+                // a gone server rejects at once; 10 s covers a slow first connect under TCG
+                OPTS.toBuilder().connectTimeoutMillis(10_000).reconnectAttempts(2).build());
         CompletableFuture<ReceivedMessage> f = client.call(callMsg(0x31, 1, new byte[0]),
                 CallOptions.DEFAULT.withRetry(true));
         assertTrue(waitFor(() -> server.stats().callsReceived() == 1));
@@ -179,7 +180,7 @@ class ReconnectVerbsTest {
     @Test
     void aClientWithABackchannelKeepsReconnectingPastItsAttemptsUntilTheServerReturns() throws Exception {
         InetAddress ip = deviceAddress();
-        RpcRdmaOptions o = OPTS.withBackwardCredits(2).withReconnectAttempts(2).withConnectTimeoutMillis(10_000);
+        RpcRdmaOptions o = OPTS.toBuilder().backwardCredits(2).reconnectAttempts(2).connectTimeoutMillis(10_000).build();
         AtomicBoolean refuse = new AtomicBoolean();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), c -> {
             if (refuse.get()) {
@@ -216,7 +217,7 @@ class ReconnectVerbsTest {
         InetAddress ip = deviceAddress();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), OPTS, echo(), null);
         int port = server.port();
-        client = RpcRdmaClient.connect(new InetSocketAddress(ip, port), OPTS.withReconnectAttempts(20));
+        client = RpcRdmaClient.connect(new InetSocketAddress(ip, port), OPTS.toBuilder().reconnectAttempts(20).build());
         assertArrayEquals(new byte[4], results(client.call(callMsg(0x90, 1, new byte[4])).get(30, TimeUnit.SECONDS)));
         assertEquals(4096, client.connection().sendInlineThreshold());
         Connection before = client.connection();
@@ -228,7 +229,8 @@ class ReconnectVerbsTest {
         CompletableFuture<ReceivedMessage> parked = client.call(callMsg(0x91, 1, args),
                 CallOptions.timeout(60, TimeUnit.SECONDS).withRetry(true));
         // the server comes back on the same port, taking 1 KiB Sends; it answers with the argument's length
-        server = RpcRdmaServer.listen(new InetSocketAddress(ip, port), OPTS.withInlineThreshold(1024), call -> {
+        RpcRdmaOptions small = OPTS.toBuilder().inlineThreshold(1024).build();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, port), small, call -> {
             MemorySegment r = CoreDefectsTest.acceptedReply(call.xid(), org.rpcrdma.xdr.OncRpc.SUCCESS, 4);
             org.rpcrdma.xdr.Xdr.putInt(r, 24, (int) call.message().bytes().byteSize() - 40);
             call.reply(r);

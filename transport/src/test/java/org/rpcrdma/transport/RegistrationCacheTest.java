@@ -39,7 +39,7 @@ import org.rpcrdma.transport.wire.RpcRdmaHeader;
  * under it failing with a clear error.
  */
 class RegistrationCacheTest {
-    private static final RpcRdmaOptions OPTS = RpcRdmaOptions.defaults().withInlineThreshold(1024);
+    private static final RpcRdmaOptions OPTS = RpcRdmaOptions.builder().inlineThreshold(1024).build();
     private static final int SIZE = 32 << 10;
     /** The pages of a 20,040-byte call at a page boundary. */
     private static final int CALL_PAGES = 5 * 4096;
@@ -156,7 +156,7 @@ class RegistrationCacheTest {
 
     @Test
     void theLeastRecentlyUsedUnusedEntryIsEvictedWithinTheLimit() {
-        RpcRdmaOptions o = OPTS.withRegistrationCacheBytes(2 * CALL_PAGES);
+        RpcRdmaOptions o = OPTS.toBuilder().registrationCacheBytes(2 * CALL_PAGES).build();
         try (InMemoryPair p = InMemoryPair.open(o, echo()); Arena arena = Arena.ofShared()) {
             MemorySegment a = arena.allocate(SIZE, 4096);
             MemorySegment b = arena.allocate(SIZE, 4096);
@@ -189,7 +189,7 @@ class RegistrationCacheTest {
 
     @Test
     void anEntryACallUsesIsNeverEvictedAndTheOtherMemoryIsCopiedMeanwhile() {
-        RpcRdmaOptions o = OPTS.withRegistrationCacheBytes(SIZE);
+        RpcRdmaOptions o = OPTS.toBuilder().registrationCacheBytes(SIZE).build();
         List<IncomingCall> held = new ArrayList<>();
         try (InMemoryPair p = InMemoryPair.open(o, held::add); Arena arena = Arena.ofShared()) {
             MemorySegment rec = arena.allocate(SIZE, 4096);
@@ -223,7 +223,7 @@ class RegistrationCacheTest {
 
     @Test
     void zeroTurnsTheCacheOffAndTheMemoryIsCopied() {
-        try (InMemoryPair p = InMemoryPair.open(OPTS.withRegistrationCacheBytes(0), ddpEcho());
+        try (InMemoryPair p = InMemoryPair.open(OPTS.toBuilder().registrationCacheBytes(0).build(), ddpEcho());
                 Arena a = Arena.ofShared()) {
             MemorySegment mem = a.allocate(SIZE);
             byte[] data = pattern(20_001, 3);

@@ -71,7 +71,8 @@ class RegistrationCacheVerbsTest {
 
     /** A server answering DDP calls in place and a client, inline threshold 1 KiB. */
     private void start(int reconnectAttempts) throws Exception {
-        RpcRdmaOptions o = EndpointVerbsTest.OPTS.withInlineThreshold(1024).withReconnectAttempts(reconnectAttempts);
+        RpcRdmaOptions o = EndpointVerbsTest.OPTS.toBuilder().inlineThreshold(1024).reconnectAttempts(reconnectAttempts)
+                .build();
         InetAddress ip = EndpointVerbsTest.deviceAddress();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, ddpEcho(), serverConn::set);
         client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);

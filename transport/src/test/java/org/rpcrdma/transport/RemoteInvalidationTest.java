@@ -33,7 +33,7 @@ class RemoteInvalidationTest {
     @ParameterizedTest(name = "remote invalidation {0}")
     @ValueSource(booleans = {true, false})
     void oneRkeyIsInvalidatedByTheRespondersSendAndSeveralByTheRequester(boolean on) {
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withRemoteInvalidation(on);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).remoteInvalidation(on).build();
         try (InMemoryPair p = InMemoryPair.open(o, SMALL_REPLY)) {
             assertEquals(on, p.client().remoteInvalidation());
             Supplier<RpcRdmaStats> cs = p.client()::stats;
@@ -61,8 +61,8 @@ class RemoteInvalidationTest {
     @ParameterizedTest(name = "remote invalidation {0}")
     @ValueSource(booleans = {true, false})
     void aReadChunkRkeyInvalidatedByTheReplyCannotBeReadAgain(boolean on) {
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withRemoteInvalidation(on)
-                .withBackwardCredits(8);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).remoteInvalidation(on)
+                .backwardCredits(8).build();
         try (InMemoryPair p = InMemoryPair.open(o, SMALL_REPLY)) {
             MemorySegment mem = MemorySegment.ofArray(new byte[4096]);
             MemorySegment call = callMsg(0x44, 1, new byte[2000]);
@@ -93,8 +93,8 @@ class RemoteInvalidationTest {
     @ValueSource(booleans = {true, false})
     void cancellingOneOfSixChunkedCallsKeepsTheConnectionAndItsOtherCalls(boolean on) {
         java.util.List<IncomingCall> held = new java.util.ArrayList<>();
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withRemoteInvalidation(on)
-                .withReconnectAttempts(0);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).remoteInvalidation(on)
+                .reconnectAttempts(0).build();
         CallHandler holdFromTwenty = call -> {
             if (call.xid() >= 20 && call.xid() < 30) {
                 held.add(call);
@@ -139,7 +139,7 @@ class RemoteInvalidationTest {
     @Test
     void anRkeyHeldForALateReplyGoesWithTheConnection() {
         java.util.List<IncomingCall> held = new java.util.ArrayList<>();
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withReconnectAttempts(0);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).reconnectAttempts(0).build();
         CallHandler holdForty = call -> {
             if (call.xid() == 40) {
                 held.add(call);

@@ -344,7 +344,7 @@ class RequesterDefectsTest {
             Xdr.putInt(r, 24, payload.length);
             call.reply(r, MemorySegment.ofArray(payload));
         };
-        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), h)) {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().inlineThreshold(1024).build(), h)) {
             MemorySegment receptacle = MemorySegment.ofArray(new byte[4096]);
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x21, 1, new byte[4]),
                     CallOptions.DEFAULT.withMaxReplyBytes(replyBytes).withReceptacle(receptacle));
@@ -373,8 +373,8 @@ class RequesterDefectsTest {
     @Test
     void aCallParkedAcrossAReconnectGoesAsALongCallWhenTheNewThresholdIsSmaller() throws Exception {
         ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-        try (InMemoryPair before = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(4096), held::add);
-                InMemoryPair after = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(1024), echo())) {
+        try (InMemoryPair before = InMemoryPair.open(RpcRdmaOptions.builder().inlineThreshold(4096).build(), held::add);
+                InMemoryPair after = InMemoryPair.open(RpcRdmaOptions.builder().inlineThreshold(1024).build(), echo())) {
             before.client().engine().orphanSink(orphans -> orphans.forEach(after.client().engine()::submit));
             CompletableFuture<ReceivedMessage> first = before.client().call(callMsg(1, 1, new byte[4]));
             byte[] args = ChunkTest.pattern(2000, 9);

@@ -42,8 +42,8 @@ abstract class ReusableCallBehaviour {
 
     /** Forward credits 4, no backward calls, reconnects off: a lost connection stays lost. */
     RpcRdmaOptions opts() {
-        return RpcRdmaOptions.defaults().withInlineThreshold(1024).withCredits(4).withBackwardCredits(0)
-                .withReconnectAttempts(0);
+        return RpcRdmaOptions.builder().inlineThreshold(1024).credits(4).backwardCredits(0)
+                .reconnectAttempts(0).build();
     }
 
     CallOptions patient() {
@@ -209,7 +209,8 @@ abstract class ReusableCallBehaviour {
     void aCallbackCallTimesOutWithItsConnectionsCallTimeout() throws Exception {
         ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
         AtomicInteger hold = new AtomicInteger();
-        try (LinkFixture.Ends e = link().open(opts().withCallTimeoutMillis(300), echoOrHold(hold, held))) {
+        RpcRdmaOptions timing = opts().toBuilder().callTimeoutMillis(300).build();
+        try (LinkFixture.Ends e = link().open(timing, echoOrHold(hold, held))) {
             Connection c = e.client();
             opensTheWindow(c);
             hold.set(1);
@@ -235,7 +236,8 @@ abstract class ReusableCallBehaviour {
     void aCallTimesOutNeverBeforeItsTimeoutHasRunFromItsIssue() throws Exception {
         ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
         AtomicInteger hold = new AtomicInteger();
-        try (LinkFixture.Ends e = link().open(opts().withCallTimeoutMillis(100), echoOrHold(hold, held))) {
+        RpcRdmaOptions timing = opts().toBuilder().callTimeoutMillis(100).build();
+        try (LinkFixture.Ends e = link().open(timing, echoOrHold(hold, held))) {
             Connection c = e.client();
             opensTheWindow(c);
             hold.set(1);
@@ -285,7 +287,7 @@ abstract class ReusableCallBehaviour {
     @ParameterizedTest(name = "busy poll {0}")
     @ValueSource(booleans = {true, false})
     void callAndReadAndCallbacksAgainstAnImmediateHandler(boolean busyPoll) throws Exception {
-        try (LinkFixture.Ends e = link().open(RpcRdmaOptions.defaults().withBusyPoll(busyPoll).withReconnectAttempts(0),
+        try (LinkFixture.Ends e = link().open(RpcRdmaOptions.builder().busyPoll(busyPoll).reconnectAttempts(0).build(),
                 CallHandler.immediate(echo()))) {
             Connection c = e.client();
             for (int i = 0; i < 200; i++) {

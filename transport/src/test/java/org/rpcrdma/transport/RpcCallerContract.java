@@ -54,8 +54,8 @@ abstract class RpcCallerContract {
     abstract Fixture open(RpcRdmaOptions options, CallHandler peer) throws Exception;
 
     RpcRdmaOptions options() {
-        return RpcRdmaOptions.defaults().withCallTimeoutMillis(defaultTimeoutMillis()).withBackwardCredits(4)
-                .withInlineThreshold(1024);
+        return RpcRdmaOptions.builder().callTimeoutMillis(defaultTimeoutMillis()).backwardCredits(4)
+                .inlineThreshold(1024).build();
     }
 
     /** The four shapes, each returning the reply's result bytes or throwing what the caller saw. */

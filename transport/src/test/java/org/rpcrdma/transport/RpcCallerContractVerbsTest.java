@@ -17,7 +17,7 @@ class RpcCallerContractVerbsTest extends RpcCallerContract {
 
     @Override
     RpcRdmaOptions options() {
-        return super.options().withConnectTimeoutMillis(30_000);
+        return super.options().toBuilder().connectTimeoutMillis(30_000).build();
     }
 
     @Override

@@ -11,12 +11,12 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 600, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 abstract class RpcRdmaConformanceBehaviour {
     /** Our server: forward credits 4, at most 16 segments per chunk list; the raw client keeps receives posted through its backward credits. */
-    static final RpcRdmaOptions SERVER_SIDE = RpcRdmaOptions.defaults().withInlineThreshold(1024).withCredits(4)
-            .withMaxChunkSegments(16).withBackwardCredits(8).withReconnectAttempts(0);
+    static final RpcRdmaOptions SERVER_SIDE = RpcRdmaOptions.builder().inlineThreshold(1024).credits(4)
+            .maxChunkSegments(16).backwardCredits(8).reconnectAttempts(0).build();
     /** Our client: takes backward calls, without chunks (RFC 8167 §5.3). */
-    static final RpcRdmaOptions CLIENT_SIDE = RpcRdmaOptions.defaults().withInlineThreshold(1024)
-            .withCredits(ConformancePlayer.GRANT).withBackwardCredits(2).withBackwardChunks(false)
-            .withReconnectAttempts(0);
+    static final RpcRdmaOptions CLIENT_SIDE = RpcRdmaOptions.builder().inlineThreshold(1024)
+            .credits(ConformancePlayer.GRANT).backwardCredits(2).backwardChunks(false)
+            .reconnectAttempts(0).build();
 
     abstract LinkFixture link();
 

@@ -13,6 +13,6 @@ class RpcRdmaConformanceVerbsTest extends RpcRdmaConformanceBehaviour {
     /** Memory windows off, so our client exposes a chunk by a registration (the other way to expose). */
     @Override
     RpcRdmaOptions clientSide() {
-        return CLIENT_SIDE.withMemoryWindows(false);
+        return CLIENT_SIDE.toBuilder().memoryWindows(false).build();
     }
 }

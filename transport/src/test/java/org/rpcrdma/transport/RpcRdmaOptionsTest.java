@@ -13,48 +13,45 @@ import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.rpc.ConnectionSizing;
 
 class RpcRdmaOptionsTest {
+    /** The defaults each setter's javadoc states. */
     @Test
-    void defaultsAreSensible() {
+    void defaultsAreTheDocumentedOnes() {
         RpcRdmaOptions o = RpcRdmaOptions.defaults();
         assertEquals(20049, RpcRdmaOptions.DEFAULT_PORT);
-        assertEquals(60_000, o.callTimeoutMillis());
-        assertEquals(16, o.backwardCallLimit());
-        assertEquals(4096, o.inlineThreshold());
-        assertEquals(32, o.credits());
-        assertEquals(0, o.backwardCredits());
+        assertEquals(List.of(4096, 32, 0, 16, false, 0, 5000, 60_000L, 8, 8, 0L, 3, (1 << 20) + (64 << 10), 64,
+                        4L << 20, 16, true, true, true, 64L << 20),
+                List.of(o.inlineThreshold(), o.credits(), o.backwardCredits(), o.backwardCallLimit(), o.busyPoll(),
+                        o.pollSpinMicros(), o.connectTimeoutMillis(), o.callTimeoutMillis(), o.receiveBatch(),
+                        o.signalEvery(), o.backchannelWaitMillis(), o.reconnectAttempts(), o.maxChunkBytes(),
+                        o.maxChunkSegments(), o.chunkMemoryBytes(), o.rdmaDepth(), o.memoryWindows(),
+                        o.remoteInvalidation(), o.backwardChunks(), o.registrationCacheBytes()));
+        assertEquals(o, RpcRdmaOptions.builder().build());
         assertTrue(ConnectionSizing.receiveBuffers(o, true) >= o.credits() + o.backwardCredits());
         assertTrue(ConnectionSizing.receiveBuffers(o, false) >= o.credits() + o.backwardCallLimit());
+    }
+
+    private static String refused(RpcRdmaOptions.Builder b) {
+        return assertThrows(IllegalArgumentException.class, b::build).getMessage();
     }
 
     @Test
     void invalidValuesNameTheOption() {
         RpcRdmaOptions d = RpcRdmaOptions.defaults();
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withCredits(0)).getMessage().startsWith("credits"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withInlineThreshold(512)).getMessage()
-                .startsWith("inlineThreshold"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withInlineThreshold(1026)).getMessage()
-                .contains("multiple of 1024"));
-        assertThrows(IllegalArgumentException.class, () -> d.withBackwardCredits(-1));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withCallTimeoutMillis(-1)).getMessage()
-                .startsWith("callTimeoutMillis"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withBackwardCallLimit(0)).getMessage()
-                .startsWith("backwardCallLimit"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withReconnectAttempts(-1)).getMessage()
-                .startsWith("reconnectAttempts"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withBackchannelWaitMillis(-5)).getMessage()
-                .startsWith("backchannelWaitMillis"));
-        assertEquals(0, d.withReconnectAttempts(0).reconnectAttempts());
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withMaxChunkBytes(1000)).getMessage()
-                .startsWith("maxChunkBytes"), "below the inline threshold");
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withMaxChunkSegments(0)).getMessage()
-                .startsWith("maxChunkSegments"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withChunkMemoryBytes(-1)).getMessage()
-                .startsWith("chunkMemoryBytes"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withRdmaDepth(0)).getMessage()
-                .startsWith("rdmaDepth"));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withRdmaDepth(256)).getMessage()
-                .startsWith("rdmaDepth"));
-        assertEquals(17 << 20, d.withMaxChunkBytes(17 << 20).maxChunkBytes());
+        assertTrue(refused(d.toBuilder().credits(0)).startsWith("credits"));
+        assertTrue(refused(d.toBuilder().inlineThreshold(512)).startsWith("inlineThreshold"));
+        assertTrue(refused(d.toBuilder().inlineThreshold(1026)).contains("multiple of 1024"));
+        assertTrue(refused(d.toBuilder().backwardCredits(-1)).startsWith("backwardCredits"));
+        assertTrue(refused(d.toBuilder().callTimeoutMillis(-1)).startsWith("callTimeoutMillis"));
+        assertTrue(refused(d.toBuilder().backwardCallLimit(0)).startsWith("backwardCallLimit"));
+        assertTrue(refused(d.toBuilder().reconnectAttempts(-1)).startsWith("reconnectAttempts"));
+        assertTrue(refused(d.toBuilder().backchannelWaitMillis(-5)).startsWith("backchannelWaitMillis"));
+        assertEquals(0, d.toBuilder().reconnectAttempts(0).build().reconnectAttempts());
+        assertTrue(refused(d.toBuilder().maxChunkBytes(1000)).startsWith("maxChunkBytes"), "below the inline threshold");
+        assertTrue(refused(d.toBuilder().maxChunkSegments(0)).startsWith("maxChunkSegments"));
+        assertTrue(refused(d.toBuilder().chunkMemoryBytes(-1)).startsWith("chunkMemoryBytes"));
+        assertTrue(refused(d.toBuilder().rdmaDepth(0)).startsWith("rdmaDepth"));
+        assertTrue(refused(d.toBuilder().rdmaDepth(256)).startsWith("rdmaDepth"));
+        assertEquals(17 << 20, d.toBuilder().maxChunkBytes(17 << 20).build().maxChunkBytes());
     }
 
     /** RFC 8797 §4.2 can carry only multiples of 1024 (KiB - 1 in a byte). */
@@ -62,12 +59,12 @@ class RpcRdmaOptionsTest {
     void inlineThresholdsRfc8797CannotCarryAreRefusedWhenBuilt() {
         RpcRdmaOptions d = RpcRdmaOptions.defaults();
         for (int bad : new int[] {1028, 2052, 4100, 262140}) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> d.withInlineThreshold(bad));
-            assertTrue(e.getMessage().contains("multiple of 1024") && e.getMessage().contains("RFC 8797"), e.getMessage());
+            String e = refused(d.toBuilder().inlineThreshold(bad));
+            assertTrue(e.contains("multiple of 1024") && e.contains("RFC 8797"), e);
         }
-        assertThrows(IllegalArgumentException.class, () -> d.withInlineThreshold(263168));
+        assertTrue(refused(d.toBuilder().inlineThreshold(263168)).startsWith("inlineThreshold"));
         for (int good : new int[] {1024, 2048, 4096, 65536, 262144}) {
-            assertEquals(good, d.withInlineThreshold(good).inlineThreshold());
+            assertEquals(good, d.toBuilder().inlineThreshold(good).build().inlineThreshold());
         }
     }
 
@@ -110,8 +107,8 @@ class RpcRdmaOptionsTest {
         assertEquals(20, names.size(), "every option is covered: " + names);
         assertEquals(o, back);
         assertEquals(o.hashCode(), back.hashCode());
-        assertNotEquals(o, o.withCredits(8));
-        assertEquals(8, o.withCredits(8).credits());
-        assertEquals(o, o.withCredits(8).withCredits(7));
+        assertNotEquals(o, o.toBuilder().credits(8).build());
+        assertEquals(8, o.toBuilder().credits(8).build().credits());
+        assertEquals(o, o.toBuilder().credits(8).credits(7).build());
     }
 }

@@ -76,7 +76,7 @@ class RpcRdmaStatsTest {
     /** A server's snapshot counts all its connections' work, as a connection's own does. */
     @Test
     void theServerSideSnapshotMatchesItsConnections() {
-        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(1), echo())) {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(1).build(), echo())) {
             p.client().enableBackchannel(echo()).join();
             results(p.server().call(callMsg(1, 9, new byte[4])).join());
             assertEquals(1, p.server().stats().callsSent(), "the server as requester of a backward call");

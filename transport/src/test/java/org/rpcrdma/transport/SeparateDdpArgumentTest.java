@@ -28,7 +28,7 @@ import org.rpcrdma.xdr.Xdr;
  * do not fit goes as RDMA_NOMSG, put together once in chunk memory (§3.5.3).
  */
 class SeparateDdpArgumentTest {
-    private static final RpcRdmaOptions OPTS = RpcRdmaOptions.defaults().withInlineThreshold(1024);
+    private static final RpcRdmaOptions OPTS = RpcRdmaOptions.builder().inlineThreshold(1024).build();
 
     /** Keeps the call's bytes as the server saw them and answers SUCCESS with no results. */
     static CallHandler recording(AtomicReference<byte[]> seen) {

@@ -26,7 +26,7 @@ class ServerCallbackVerbsTest {
     @Test
     void anOnConnectThatThrowsAnErrorRefusesThatClientOnlyAndTheServerAcceptsTheNext() throws Exception {
         InetAddress ip = deviceAddress();
-        RpcRdmaOptions o = OPTS.withReconnectAttempts(0).withConnectTimeoutMillis(10_000);
+        RpcRdmaOptions o = OPTS.toBuilder().reconnectAttempts(0).connectTimeoutMillis(10_000).build();
         AtomicInteger requests = new AtomicInteger();
         try (RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), c -> {
             if (requests.incrementAndGet() == 1) {

@@ -29,7 +29,7 @@ class ServerCloseVerbsTest {
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
     void closeWaitsForAConnectRequestBeingAcceptedAndFreesEverythingOnce() throws Exception {
         InetAddress ip = deviceAddress();
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withConnectTimeoutMillis(120_000).withReconnectAttempts(0);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().connectTimeoutMillis(120_000).reconnectAttempts(0).build();
         CountDownLatch inAccept = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), c -> {

@@ -40,7 +40,7 @@ abstract class ZeroCopyBehaviour {
     abstract LinkFixture link();
 
     private RpcRdmaOptions opts() {
-        return RpcRdmaOptions.defaults().withInlineThreshold(1024).withReconnectAttempts(0);
+        return RpcRdmaOptions.builder().inlineThreshold(1024).reconnectAttempts(0).build();
     }
 
     /** {@code msg} copied to the start of {@code b}; the slice. */

@@ -62,12 +62,12 @@ class ZeroCopyVerbsTest extends ZeroCopyBehaviour {
     }
 
     private static RpcRdmaOptions opts() {
-        return EndpointVerbsTest.OPTS.withInlineThreshold(1024);
+        return EndpointVerbsTest.OPTS.toBuilder().inlineThreshold(1024).build();
     }
 
     @Test
     void aRegisteredBufferWorksAfterTheClientReconnected() throws Exception {
-        start(opts().withReconnectAttempts(3));
+        start(opts().toBuilder().reconnectAttempts(3).build());
         RegisteredBuffer b = client.allocateRegistered(64 << 10);
         byte[] data = pattern(20_001, 8);
         MemorySegment call = into(b, writeCall(0x200, data));

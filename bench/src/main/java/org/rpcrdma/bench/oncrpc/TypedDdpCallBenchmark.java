@@ -54,8 +54,8 @@ public class TypedDdpCallBenchmark {
     public void setUp() {
         RpcDispatcher d = new RpcDispatcher();
         d.program(0x20000066, 1).procedure(WRITE, (payload, call) -> call.reply((int) payload.byteSize()));
-        pair = InMemoryPair.open(RpcRdmaOptions.defaults().withMaxChunkBytes(MAX + 4096)
-                .withChunkMemoryBytes(16L << 20), d);
+        pair = InMemoryPair.open(RpcRdmaOptions.builder().maxChunkBytes(MAX + 4096)
+                .chunkMemoryBytes(16L << 20).build(), d);
         client = new OncRpcClient(pair.client(), 0x20000066, 1);
         arena = Arena.ofShared();
         data = memory.equals("registered") ? pair.allocateRegistered(size).segment() : arena.allocate(size);

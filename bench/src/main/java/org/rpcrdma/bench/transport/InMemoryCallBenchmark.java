@@ -70,8 +70,9 @@ public class InMemoryCallBenchmark {
             Xdr.putInt(reply, 4, 1); // REPLY; MSG_ACCEPTED, AUTH_NONE, SUCCESS are zero
             c.reply(reply);
         };
-        pair = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(8192), h);
-        immediatePair = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(8192), CallHandler.immediate(h));
+        pair = InMemoryPair.open(RpcRdmaOptions.builder().inlineThreshold(8192).build(), h);
+        immediatePair = InMemoryPair.open(RpcRdmaOptions.builder().inlineThreshold(8192).build(),
+                CallHandler.immediate(h));
         call = MemorySegment.ofArray(new byte[size]);
         // options made once: a Reply chunk where the reply does not fit inline
         callOptions = size > 8000 ? CallOptions.DEFAULT.withMaxReplyBytes((int) reply.byteSize()) : CallOptions.DEFAULT;

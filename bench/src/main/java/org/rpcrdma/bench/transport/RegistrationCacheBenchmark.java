@@ -57,8 +57,8 @@ public class RegistrationCacheBenchmark {
             Xdr.putInt(reply, 4, 1); // REPLY; MSG_ACCEPTED, AUTH_NONE, SUCCESS are zero
             c.reply(reply);
         };
-        pair = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(4096)
-                .withMaxChunkBytes(2 << 20).withRegistrationCacheBytes(cacheBytes), h);
+        pair = InMemoryPair.open(RpcRdmaOptions.builder().inlineThreshold(4096)
+                .maxChunkBytes(2 << 20).registrationCacheBytes(cacheBytes).build(), h);
         arena = Arena.ofShared();
         call = arena.allocate(44 + size + 8, 4096);
         Xdr.putInt(call, 8, 2); // CALL (0), RPC version 2

@@ -93,7 +93,7 @@ final class JitPrewarm {
         Calls c = new Calls(sizes, threshold);
         String failures = "";
         long calls = 0;
-        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.defaults().withInlineThreshold(threshold),
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().inlineThreshold(threshold).build(),
                 RpcPoints.handler(c.largest()))) {
             // timed from here: opening the pair took over 5 s in an interpreted C2-only JVM in
             // the guest, and the phase then made no call at all (2026-11-24)

@@ -21,11 +21,11 @@ record Mode(String name, boolean clientBusy, int serverSpinMicros) {
     static final Mode EVENT = new Mode("event", false, 0);
 
     RpcRdmaOptions client(RpcRdmaOptions o) {
-        return o.withBusyPoll(clientBusy).withPollSpinMicros(0);
+        return o.toBuilder().busyPoll(clientBusy).pollSpinMicros(0).build();
     }
 
     RpcRdmaOptions server(RpcRdmaOptions o) {
-        return serverSpinMicros < 0 ? client(o) : o.withBusyPoll(false).withPollSpinMicros(serverSpinMicros);
+        return serverSpinMicros < 0 ? client(o) : o.toBuilder().busyPoll(false).pollSpinMicros(serverSpinMicros).build();
     }
 
     String series() {

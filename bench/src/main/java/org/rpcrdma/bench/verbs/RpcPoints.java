@@ -104,14 +104,14 @@ final class RpcPoints {
 
         /** As {@link #Endpoints(InetAddress, int, int, Mode)} with a server answering through {@code handler}. */
         Endpoints(InetAddress ip, int threshold, int largest, Mode mode, CallHandler handler) {
-            RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(threshold)
-                    .withConnectTimeoutMillis(30_000).withReconnectAttempts(0);
+            RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(threshold)
+                    .connectTimeoutMillis(30_000).reconnectAttempts(0).build();
             // Sizes past the default chunk limit (e.g. 16 MiB): room for one call and one reply
             // in chunk memory registered once, so the point measures transfers, not registrations.
             int chunk = largest + 64 * 1024;
             if (chunk > o.maxChunkBytes()) {
-                o = o.withMaxChunkBytes(chunk).withMaxChunkSegments(Math.max(o.maxChunkSegments(), chunk >> 18))
-                        .withChunkMemoryBytes(Math.max(o.chunkMemoryBytes(), 2L * chunk));
+                o = o.toBuilder().maxChunkBytes(chunk).maxChunkSegments(Math.max(o.maxChunkSegments(), chunk >> 18))
+                        .chunkMemoryBytes(Math.max(o.chunkMemoryBytes(), 2L * chunk)).build();
             }
             server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), mode.server(o), handler, null);
             RpcRdmaClient cl = null;

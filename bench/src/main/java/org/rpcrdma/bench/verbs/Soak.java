@@ -73,9 +73,9 @@ public final class Soak {
 
     static int run(InetAddress ip, long calls, int window, long every, boolean busyPoll, int spinMicros,
             boolean backward, PrintStream out) throws Exception {
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withBusyPoll(busyPoll).withPollSpinMicros(spinMicros)
-                .withCredits(Math.max(32, window)).withBackwardCredits(backward ? 4 : 0)
-                .withConnectTimeoutMillis(30_000).withReconnectAttempts(0);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().busyPoll(busyPoll).pollSpinMicros(spinMicros)
+                .credits(Math.max(32, window)).backwardCredits(backward ? 4 : 0)
+                .connectTimeoutMillis(30_000).reconnectAttempts(0).build();
         String mode = busyPoll ? "busy-poll" : spinMicros > 0 ? "spin-" + spinMicros + "us" : "event";
         out.printf(Locale.ROOT, "[soak] %,d forward echo calls of %d B, %d outstanding%s, %s mode%n", calls,
                 Throughput.ARGS, window, backward ? ", 2 backward calls beside them" : "", mode);

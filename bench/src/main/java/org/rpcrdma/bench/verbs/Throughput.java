@@ -132,9 +132,9 @@ public final class Throughput {
 
     static Row measure(InetAddress ip, boolean busyPoll, int spinMicros, String mode, int window, boolean backward,
             long nanos) throws Exception {
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withBusyPoll(busyPoll).withPollSpinMicros(spinMicros)
-                .withCredits(64).withBackwardCredits(8)
-                .withConnectTimeoutMillis(30_000).withReconnectAttempts(0);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().busyPoll(busyPoll).pollSpinMicros(spinMicros)
+                .credits(64).backwardCredits(8)
+                .connectTimeoutMillis(30_000).reconnectAttempts(0).build();
         try (RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, ECHO, null);
                 RpcRdmaClient client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o)) {
             client.enableBackchannel(ECHO).get(30, TimeUnit.SECONDS);

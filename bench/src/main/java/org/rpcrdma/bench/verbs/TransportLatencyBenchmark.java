@@ -50,8 +50,8 @@ public class TransportLatencyBenchmark {
         InetAddress ip = SendLatencyBenchmark.address();
         int rpc = Math.max(40, size - SendLatencyBenchmark.HEADER);
         int inline = Math.max(1024, (size + 1023) / 1024 * 1024);
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(inline).withBusyPoll(busyPoll)
-                .withConnectTimeoutMillis(30_000);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(inline).busyPoll(busyPoll)
+                .connectTimeoutMillis(30_000).build();
         CallHandler echo = c -> {
             MemorySegment m = c.message().bytes();
             MemorySegment r = MemorySegment.ofArray(new byte[24 + (int) m.byteSize() - 40]);

@@ -43,7 +43,7 @@ class CallbackSenderTest {
                     seen.complete(new Seen(call.authFlavor(), a.firstOp(), a.sequenceId(), a.secondOp()));
                     call.reply(Nfs4.NFS4_OK);
                 });
-        try (InMemoryPair pair = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), in -> { })) {
+        try (InMemoryPair pair = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), in -> { })) {
             pair.client().serveBackwardCalls(callbacks);
             ChannelAttrs attrs = new ChannelAttrs(0, 4096, 4096, 0, 8, 1, -1);
             ClientTable t = new ClientTable(1_000_000_000L, id -> { });

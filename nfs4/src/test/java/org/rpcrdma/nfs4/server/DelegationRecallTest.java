@@ -33,8 +33,8 @@ class DelegationRecallTest {
     @BeforeEach
     void open() throws Exception {
         server = new NfsServer(dir, 90, RpcRdmaOptions.DEFAULT_INLINE, 2);
-        a = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), server.dispatcher());
-        b = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), server.dispatcher());
+        a = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), server.dispatcher());
+        b = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), server.dispatcher());
     }
 
     @AfterEach

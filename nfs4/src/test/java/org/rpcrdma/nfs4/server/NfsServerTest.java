@@ -42,7 +42,7 @@ class NfsServerTest {
     @BeforeEach
     void open() throws Exception {
         server = new NfsServer(dir, 90, RpcRdmaOptions.DEFAULT_INLINE, 2);
-        pair = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), server.dispatcher());
+        pair = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), server.dispatcher());
     }
 
     @AfterEach

@@ -41,7 +41,7 @@ public final class NotificationClient implements AutoCloseable {
      */
     public static NotificationClient connect(InetSocketAddress server, RpcRdmaOptions options,
             Consumer<Notification> listener) throws Exception {
-        RpcRdmaOptions o = options.backwardCredits() > 0 ? options : options.withBackwardCredits(4);
+        RpcRdmaOptions o = options.backwardCredits() > 0 ? options : options.toBuilder().backwardCredits(4).build();
         RpcRdmaClient c = RpcRdmaClient.connect(server, o);
         try {
             c.enableBackchannel(callbacks(listener)).get(o.connectTimeoutMillis() + 30_000L, TimeUnit.MILLISECONDS);

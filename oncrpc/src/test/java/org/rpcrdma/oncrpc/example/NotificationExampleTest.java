@@ -35,7 +35,7 @@ class NotificationExampleTest {
         NotificationServer ns = new NotificationServer(id -> pair.server());
         RpcDispatcher d = new RpcDispatcher();
         ns.register(d);
-        pair = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2), d);
+        pair = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), d);
         List<Notification> got = new CopyOnWriteArrayList<>();
         pair.client().enableBackchannel(NotificationClient.callbacks(got::add)).get(5, TimeUnit.SECONDS);
         OncRpcClient rpc = new OncRpcClient(pair.client(), NotificationProtocol.PROGRAM,

@@ -39,7 +39,7 @@ class NotificationVerbsTest {
         server = NotificationServer.listen(new InetSocketAddress(ip, 0), VerbsEnv.OPTS);
         List<Notification> got = new CopyOnWriteArrayList<>();
         client = NotificationClient.connect(new InetSocketAddress(ip, server.rdmaServer().port()),
-                VerbsEnv.OPTS.withBackwardCredits(4), got::add);
+                VerbsEnv.OPTS.toBuilder().backwardCredits(4).build(), got::add);
         client.subscribe("news");
         assertEquals(1, server.publish("news", "first").get(30, TimeUnit.SECONDS));
         assertEquals(List.of(new Notification("news", "first")), got);

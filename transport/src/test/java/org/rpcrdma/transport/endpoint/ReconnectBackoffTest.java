@@ -14,7 +14,7 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  */
 class ReconnectBackoffTest {
     private static final long T0 = 1_000_000_000L;
-    private static final RpcRdmaOptions THREE = RpcRdmaOptions.defaults().withReconnectAttempts(3);
+    private static final RpcRdmaOptions THREE = RpcRdmaOptions.builder().reconnectAttempts(3).build();
 
     @Test
     void byDefaultABackchannelIsKeptWithoutLimit() {
@@ -44,7 +44,7 @@ class ReconnectBackoffTest {
 
     @Test
     void aBoundedBackchannelWaitKeepsTryingThatLongAndAtLeastTheAttempts() {
-        ReconnectBackoff b = new ReconnectBackoff(THREE.withBackchannelWaitMillis(500), true, T0);
+        ReconnectBackoff b = new ReconnectBackoff(THREE.toBuilder().backchannelWaitMillis(500).build(), true, T0);
         assertFalse(b.unlimited());
         assertTrue(b.mayAttempt(3, T0 + TimeUnit.SECONDS.toNanos(10)), "the attempts, whatever the time");
         assertTrue(b.mayAttempt(9, T0 + TimeUnit.MILLISECONDS.toNanos(400)));
@@ -53,7 +53,8 @@ class ReconnectBackoffTest {
 
     @Test
     void noAttemptsMeansNoneEvenWithABackchannelWhenBounded() {
-        ReconnectBackoff b = new ReconnectBackoff(THREE.withReconnectAttempts(0).withBackchannelWaitMillis(1), true, T0);
+        RpcRdmaOptions o = THREE.toBuilder().reconnectAttempts(0).backchannelWaitMillis(1).build();
+        ReconnectBackoff b = new ReconnectBackoff(o, true, T0);
         assertFalse(b.mayAttempt(1, T0 + TimeUnit.MILLISECONDS.toNanos(2)));
     }
 }
