@@ -9,8 +9,6 @@ import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -289,35 +287,9 @@ class LinkTeardownVerbsTest {
         }
     }
 
-    /** The VerbsLink behind a client or a connection, found by type (no field names: they change). */
-    static VerbsLink linkOf(Object root) throws IllegalAccessException {
-        VerbsLink l = find(root, 2);
-        if (l == null) {
-            throw new AssertionError("no VerbsLink reachable from " + root);
-        }
-        return l;
-    }
-
-    private static VerbsLink find(Object o, int depth) throws IllegalAccessException {
-        if (o instanceof VerbsLink l) {
-            return l;
-        }
-        if (o == null || depth < 0 || o instanceof Enum<?>) {
-            return null;
-        }
-        for (Class<?> c = o.getClass(); c != null && c.getName().startsWith("org.rpcrdma.transport."); c = c.getSuperclass()) {
-            for (Field f : c.getDeclaredFields()) {
-                if (Modifier.isStatic(f.getModifiers()) || f.getType().isPrimitive()) {
-                    continue;
-                }
-                f.setAccessible(true);
-                VerbsLink l = find(f.get(o), depth - 1);
-                if (l != null) {
-                    return l;
-                }
-            }
-        }
-        return null;
+    /** The VerbsLink below a connection of a verbs endpoint (through its engine, {@link RawAccess#link}). */
+    static VerbsLink linkOf(Connection c) {
+        return (VerbsLink) RawAccess.link(c);
     }
 
     /**
