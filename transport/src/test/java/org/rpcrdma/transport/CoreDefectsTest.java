@@ -11,14 +11,14 @@ import static org.rpcrdma.transport.ConnectionLoopbackTest.results;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.reflect.Field;
-import java.lang.reflect.Modifier;
+import java.lang.reflect.Method;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -28,8 +28,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -49,9 +47,8 @@ import org.rpcrdma.xdr.Xdr;
  * Defects of the connection core found in review (abandoned calls and the credit window,
  * RDMA_ERROR only from a responder, replies the handler cannot send, lost calls handed over
  * once, no user code under transport locks, stray replies, a refused backchannel, malformed
- * headers), each pinned by a test that asserts the wanted behaviour and failed on the core
- * it was written against. Every wait is
- * bounded, so a hang fails in seconds.
+ * headers), each pinned by a test that asserts the wanted behaviour. Every wait is bounded,
+ * so a hang fails in seconds.
  */
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class CoreDefectsTest {
@@ -145,35 +142,30 @@ class CoreDefectsTest {
     }
 
     /**
-     * Names of the connection's fields whose monitor or j.u.c lock the current thread holds
-     * (the connection itself is reported as "this").
+     * The simple class names of the transport's objects (classes of {@code org.rpcrdma}) whose
+     * monitor the current thread holds, as the JVM reports them: the connection ("Connection"),
+     * every part of its engine however deep, and a test's own link. The engine's parts take no
+     * j.u.c lock (the completion poller's lock is held by design while completions, and so
+     * user code, run). {@link ThreadAllocation}'s way into the management API: the transport
+     * module reads no management module.
      */
-    static List<String> locksHeld(Connection c) {
+    static List<String> locksHeld() {
         List<String> held = new ArrayList<>();
-        if (Thread.holdsLock(c)) {
-            held.add("this");
-        }
-        Object engine = c.engine();
-        for (Field f : ConnectionEngine.class.getDeclaredFields()) {
-            if (Modifier.isStatic(f.getModifiers()) || f.getType().isPrimitive()) {
-                continue;
-            }
-            try {
-                f.setAccessible(true);
-                Object o = f.get(engine);
-                if (o == null) {
-                    continue;
+        try {
+            Class<?> threadMx = Class.forName("java.lang.management.ThreadMXBean");
+            Object threads = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean")
+                    .invoke(null);
+            Object self = ((Object[]) threadMx.getMethod("getThreadInfo", long[].class, boolean.class, boolean.class)
+                    .invoke(threads, new long[] {Thread.currentThread().threadId()}, true, false))[0];
+            Method className = Class.forName("java.lang.management.LockInfo").getMethod("getClassName");
+            for (Object m : (Object[]) self.getClass().getMethod("getLockedMonitors").invoke(self)) {
+                String name = (String) className.invoke(m);
+                if (name.startsWith("org.rpcrdma.")) {
+                    held.add(name.substring(name.lastIndexOf('.') + 1));
                 }
-                boolean h = Thread.holdsLock(o)
-                        || o instanceof ReentrantLock l && l.isHeldByCurrentThread()
-                        || o instanceof ReentrantReadWriteLock rw
-                                && (rw.isWriteLockedByCurrentThread() || rw.getReadHoldCount() > 0);
-                if (h) {
-                    held.add(f.getName());
-                }
-            } catch (ReflectiveOperationException | RuntimeException e) {
-                // inaccessible: skip
             }
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("the thread's locked monitors", e);
         }
         return held;
     }
@@ -250,7 +242,7 @@ class CoreDefectsTest {
         }
     }
 
-    // ---------------------------------------------------------------- defect 1
+    // -------------------------- abandoned calls and the credit window
 
     /** A server handler that echoes, or holds calls in {@code held} while {@code hold} is not 0. */
     static CallHandler echoOrHold(AtomicInteger hold, ConcurrentLinkedQueue<IncomingCall> held) {
@@ -270,7 +262,7 @@ class CoreDefectsTest {
      * no receive buffer is held.
      */
     @Test
-    void defect1_abandonedCallsAnsweredLateDoNotWedgeTheConnection() throws Exception {
+    void abandonedCallsAnsweredLateDoNotWedgeTheConnection() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             AtomicInteger hold = new AtomicInteger(0);
@@ -309,7 +301,7 @@ class CoreDefectsTest {
 
     /** Every credit taken by abandoned, never-answered calls: the connection must be declared dead. */
     @Test
-    void defect1b_creditsAllAbandonedAndUnansweredDeclareTheConnectionDead() throws Exception {
+    void creditsAllAbandonedAndUnansweredDeclareTheConnectionDead() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             AtomicInteger hold = new AtomicInteger(0);
@@ -331,7 +323,7 @@ class CoreDefectsTest {
         }
     }
 
-    // ---------------------------------------------------------------- defect 2
+    // ------------------------------- RDMA_ERROR only from a responder
 
     /**
      * A malformed reply to the client's forward call 5 (rdma_xid 5, RPC xid 6) must fail
@@ -339,7 +331,7 @@ class CoreDefectsTest {
      * take it for an answer to its own backward call 5).
      */
     @Test
-    void defect2_requesterNeverSendsRdmaError() throws Exception {
+    void requesterNeverSendsRdmaError() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 4, 8)) {
             ConcurrentLinkedQueue<IncomingCall> serverHeld = new ConcurrentLinkedQueue<>();
             ConcurrentLinkedQueue<IncomingCall> clientHeld = new ConcurrentLinkedQueue<>();
@@ -368,15 +360,15 @@ class CoreDefectsTest {
         }
     }
 
-    // ---------------------------------------------------------------- defect 3
+    // -------------------------------- replies the handler cannot send
 
     @Test
-    void defect3_oversizedReplyIsAnsweredAndAccountingStaysExact() throws Exception {
+    void oversizedReplyIsAnsweredAndAccountingStaysExact() throws Exception {
         unanswerableReply(true);
     }
 
     @Test
-    void defect3b_wrongXidReplyIsAnsweredAndAccountingStaysExact() throws Exception {
+    void wrongXidReplyIsAnsweredAndAccountingStaysExact() throws Exception {
         unanswerableReply(false);
     }
 
@@ -454,7 +446,7 @@ class CoreDefectsTest {
         }
     }
 
-    // ---------------------------------------------------------------- defect 4
+    // ------------------------------------ lost calls handed over once
 
     /**
      * A call waiting for credit is handed over (to the orphan sink) at most once, even when
@@ -466,7 +458,7 @@ class CoreDefectsTest {
      * would), then lets go.
      */
     @Test
-    void defect4_callNeverHandedOverTwiceWhenLossRacesCreditRelease() throws Exception {
+    void callNeverHandedOverTwiceWhenLossRacesCreditRelease() throws Exception {
         List<String> problems = new ArrayList<>();
         int rounds = 0;
         int forced = 0;
@@ -524,7 +516,7 @@ class CoreDefectsTest {
      * another thread at a random moment; bounded to about 10 s of rounds.
      */
     @Test
-    void defect4b_stressNoDoubleHandOver() throws Exception {
+    void stressNoDoubleHandOver() throws Exception {
         java.util.concurrent.ExecutorService submitters = java.util.concurrent.Executors.newFixedThreadPool(3);
         List<String> problems = new ArrayList<>();
         int rounds = 0;
@@ -582,11 +574,24 @@ class CoreDefectsTest {
         } finally {
             submitters.shutdownNow();
         }
-        System.out.println("defect4b: " + rounds + " rounds");
+        System.out.println("stressNoDoubleHandOver: " + rounds + " rounds");
         assertTrue(problems.isEmpty(), "after " + rounds + " rounds: " + problems);
     }
 
-    // ---------------------------------------------------------------- defect 5
+    // ----------------------------- no user code under transport locks
+
+    /** What {@link #locksHeld} reports (so that a check built on it can fail). */
+    @Test
+    void locksHeldNamesTheMonitorsOfTheConnectionsPartsTheThreadHolds() {
+        Connection c = new FakePeer(8, 0).conn;
+        assertEquals(List.of(), locksHeld());
+        synchronized (c.engine().requester()) {
+            synchronized (c.engine().sends()) {
+                assertEquals(Set.of("Requester", "SendQueue"), Set.copyOf(locksHeld()));
+            }
+        }
+        assertEquals(List.of(), locksHeld());
+    }
 
     /**
      * Future callbacks and the orphan sink (user / owner code) never run while the thread
@@ -594,12 +599,12 @@ class CoreDefectsTest {
      * being sent from the completion path, so the connection is lost inside the send path.
      */
     @Test
-    void defect5_noUserCodeUnderTransportLocks() throws Exception {
+    void noUserCodeUnderTransportLocks() throws Exception {
         FakePeer peer = new FakePeer(8, 0);
         Connection c = peer.conn;
         List<String> violations = new CopyOnWriteArrayList<>();
         c.engine().orphanSink(os -> {
-            List<String> h = locksHeld(c);
+            List<String> h = locksHeld();
             if (!h.isEmpty()) {
                 violations.add("orphan sink ran holding " + h);
             }
@@ -612,7 +617,7 @@ class CoreDefectsTest {
             CompletableFuture<ReceivedMessage> f = c.call(callMsg(xid, 1, new byte[4]));
             final int x = xid;
             f.whenComplete((r, t) -> {
-                List<String> h = locksHeld(c);
+                List<String> h = locksHeld();
                 if (!h.isEmpty()) {
                     violations.add("callback of call " + x + " ran holding " + h);
                 }
@@ -630,11 +635,11 @@ class CoreDefectsTest {
         assertTrue(violations.isEmpty(), violations.toString());
     }
 
-    // ---------------------------------------------------------------- defect 11
+    // -------------------------------------------------- stray replies
 
     /** rdma_credit of a reply that matches no call is not a grant. */
     @Test
-    void defect11_strayReplyDoesNotChangeTheWindow() throws Exception {
+    void strayReplyDoesNotChangeTheWindow() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 2, 8)) {
             p.server.engine().handler(echo());
             results(p.client.call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS));
@@ -647,11 +652,11 @@ class CoreDefectsTest {
         }
     }
 
-    // ---------------------------------------------------------------- defect 12
+    // ------------------------------------------ a refused backchannel
 
     /** enableBackchannel fails when the server answers the control call with PROG_UNAVAIL (as Linux nfsd does). */
     @Test
-    void defect12_enableBackchannelFailsWhenRefused() throws Exception {
+    void enableBackchannelFailsWhenRefused() throws Exception {
         FakePeer peer = new FakePeer(4, 2);
         CompletableFuture<Void> f = peer.conn.enableBackchannel(call -> { });
         assertEquals(1, peer.sent.size(), "the control call was sent");
@@ -671,7 +676,7 @@ class CoreDefectsTest {
      * auth_stat are zeros, which read as an accepted SUCCESS if the reply_stat were ignored.
      */
     @Test
-    void defect12_enableBackchannelFailsWhenDenied() throws Exception {
+    void enableBackchannelFailsWhenDenied() throws Exception {
         FakePeer peer = new FakePeer(4, 2);
         CompletableFuture<Void> f = peer.conn.enableBackchannel(call -> { });
         MemorySegment sent = peer.lastSent();
@@ -688,11 +693,11 @@ class CoreDefectsTest {
                 "enableBackchannel must fail naming MSG_DENIED (was: " + o + ")");
     }
 
-    // ---------------------------------------------------------------- defect 14
+    // ---------------------------------------------- malformed headers
 
     /** What ConnectionLoopbackTest.malformedHeaderDropsConnection means but never asserts. */
     @Test
-    void defect14_malformedHeaderDropsTheConnection() throws Exception {
+    void malformedHeaderDropsTheConnection() throws Exception {
         try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
             MemorySegment raw = MemorySegment.ofArray(new byte[6]);
             p.clientSide.deliver(raw, 6);
