@@ -124,12 +124,6 @@ public final class RpcRdmaHeader {
         return vers;
     }
 
-    /** Sets rdma_vers (tests only ever need another value). */
-    public RpcRdmaHeader vers(int vers) {
-        this.vers = vers;
-        return this;
-    }
-
     /**
      * rdma_credit (§4.2.3): a request in a Call, a grant in a Reply. Unsigned; use it only
      * once the direction is known.
@@ -205,12 +199,6 @@ public final class RpcRdmaHeader {
     public RpcRdmaHeader errChunk() {
         this.proc = RDMA_ERROR;
         this.errorCode = ERR_CHUNK;
-        return this;
-    }
-
-    /** Sets rdma_err directly (tests build bad codes with this). */
-    public RpcRdmaHeader errorCode(int code) {
-        this.errorCode = code;
         return this;
     }
 
