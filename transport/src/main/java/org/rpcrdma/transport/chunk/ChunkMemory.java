@@ -233,11 +233,6 @@ public final class ChunkMemory implements RegisteredMemory.Holder {
         return exposed.size() + (windows == null ? 0 : windows.boundCount());
     }
 
-    /** Whether any rkey of ours is exposed now; a hint, read without a lock by a spinner. */
-    public boolean exposing() {
-        return windows != null ? windows.exposing() : !exposed.isEmpty();
-    }
-
     /** Pool bytes handed out now (tests: chunk memory back after a call). */
     public long poolBytesInUse() {
         return pool.inUse();

@@ -50,8 +50,6 @@ public final class WindowPool {
     /** Bound windows by rkey: rkey -> window index. */
     private final HashMap<Integer, Integer> bound = new HashMap<>();
     private final boolean[] invalidatedByPeer;
-    /** {@code bound}'s size, for {@link #exposing} to read without the lock. */
-    private volatile int boundNow;
     private final SendBatch batch = new SendBatch(MAX_PER_WITHDRAWAL, 1);
     private final RkeyTags tags = new RkeyTags();
     /** Withdrawals waiting for their LOCAL_INV: token -> windows and what runs next. */
@@ -111,7 +109,6 @@ public final class WindowPool {
         }
         int rkey = mw.rkey();
         bound.put(rkey, w);
-        boundNow = bound.size();
         invalidatedByPeer[w] = false;
         StatsCounters s = stats;
         if (s != null) {
@@ -157,11 +154,6 @@ public final class WindowPool {
         return bound.size();
     }
 
-    /** Whether a window is bound now (a hint, read without the lock). */
-    boolean exposing() {
-        return boundNow > 0;
-    }
-
     /** Whether {@code rkey} is a window's we bound and have not withdrawn. */
     synchronized boolean isBound(int rkey) {
         return bound.containsKey(rkey);
@@ -200,7 +192,6 @@ public final class WindowPool {
             if (w == null) {
                 continue;
             }
-            boundNow = bound.size();
             StatsCounters s = stats;
             if (invalidatedByPeer[w]) {
                 invalidatedByPeer[w] = false;
@@ -280,7 +271,6 @@ public final class WindowPool {
         allocated = 0;
         freeCount = 0;
         bound.clear();
-        boundNow = 0;
         batch.close();
         return left.toArray(new Runnable[0]);
     }

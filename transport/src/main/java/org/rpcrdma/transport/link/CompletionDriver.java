@@ -47,17 +47,6 @@ final class CompletionDriver {
      * after the last blocking call is dispatched within this plus {@link #LINGER_NANOS}.
      */
     static final long CALLER_PARK_NANOS = 10_000_000;
-    /**
-     * Busy-poll mode: while a chunked call is out on the link, a spinner yields its CPU
-     * after this many empty polls in a row. Soft-RoCE (Linux 6.1) runs an RDMA Read's
-     * responder side and every local operation's completion (a window bind, a LOCAL_INV) in
-     * a tasklet, which, raised outside an interrupt, waits for the {@code ksoftirqd} of the
-     * CPU that raised it: the CPU of the thread that posted it, this spinner's, which keeps
-     * it off until the scheduler preempts the spinner (1-25 ms per call measured in the
-     * guest, bench/profiles/chunks-20261126). Inline calls expose nothing: their spin is
-     * unchanged (yielding there cost inline NULL up to 1.7x at p50, bench/profiles/ab-20261124).
-     */
-    static final int YIELD_AFTER_EMPTY_POLLS = 64;
 
     /** What the driver needs from the link: each poll under the link's gate, 0 once it is stopping. */
     interface Cq {
@@ -74,15 +63,6 @@ final class CompletionDriver {
 
         /** Our calls awaiting replies (an async caller's reply needs the poller). */
         int outstandingCalls();
-
-        /**
-         * Whether memory of ours is exposed to the peer now (a chunked call is out): its
-         * completions need the device's deferred work, which a spinner may keep off its CPU
-         * ({@link #YIELD_AFTER_EMPTY_POLLS}). A hint, read without a lock.
-         */
-        default boolean chunksExposed() {
-            return false;
-        }
 
         /** The poller failed: the connection is lost. */
         void failed(RuntimeException e);
@@ -129,17 +109,14 @@ final class CompletionDriver {
     }
 
     private void run() {
-        int emptyPolls = 0;
         try {
             while (!cq.stopping()) {
                 if (keepOffForCaller()) {
                     continue;
                 }
                 if (busyPoll) {
-                    if (tryPollOnce()) {
-                        emptyPolls = 0;
-                    } else {
-                        emptyPolls = idle(emptyPolls);
+                    if (!tryPollOnce()) {
+                        Thread.onSpinWait();
                     }
                     continue;
                 }
@@ -222,32 +199,15 @@ final class CompletionDriver {
         // The clock is read once every 64 spins: under TCG the guest's clocksource (hpet)
         // makes System.nanoTime() cost ~1 µs, 23 % of a spinning caller's time; not at the first
         // spin either (a reply is never there yet: the caller just posted its Send).
-        int emptyPolls = 0;
         for (int spins = 1; !done.getAsBoolean() && !cq.stopping(); spins++) {
             if ((spins & 63) == 0 && System.nanoTime() - deadlineNanos >= 0) {
                 break;
             }
-            if (tryPollOnce()) {
-                emptyPolls = 0;
-            } else {
-                emptyPolls = idle(emptyPolls);
+            if (!tryPollOnce()) {
+                Thread.onSpinWait();
             }
         }
         return true;
-    }
-
-    /**
-     * A busy spinner found the CQ empty {@code emptyPolls} times before this one: spins, or
-     * yields the CPU if a chunked call is out and the CQ stayed empty
-     * {@link #YIELD_AFTER_EMPTY_POLLS} times. Returns the new count.
-     */
-    private int idle(int emptyPolls) {
-        if (++emptyPolls >= YIELD_AFTER_EMPTY_POLLS && cq.chunksExposed()) {
-            Thread.yield();
-            return 0;
-        }
-        Thread.onSpinWait();
-        return emptyPolls;
     }
 
     /**

@@ -190,11 +190,6 @@ public final class LinkCompletions implements CompletionDriver.Cq {
     }
 
     @Override
-    public boolean chunksExposed() {
-        return chunks.exposing();
-    }
-
-    @Override
     public int outstandingCalls() {
         return conn.requester().outstanding();
     }
