@@ -290,6 +290,12 @@ public final class InMemoryPair implements AutoCloseable {
             }
         }
 
+        /** A writable exposure here takes the peer's Reads too. */
+        @Override
+        public int exposeReadWrite(ChunkBuffer local, long offset, long length) {
+            return expose(local, offset, length, true);
+        }
+
         /** Rkeys of ours a Send with Invalidate of the peer withdrew, not yet withdrawn by us. */
         final java.util.Set<Integer> invalidatedByPeer = ConcurrentHashMap.newKeySet();
 

@@ -180,7 +180,9 @@ abstract class ChunkBehaviour {
             assertTrue(c.stats().rdmaReads() > 0 && c.stats().rdmaWrites() > 0, "the client read and wrote");
             assertEquals(2, c.stats().replyChunksUsed());
             if (link().bindsWindows(o)) {
-                assertTrue(sc.stats().windowsBound() >= 4, "the server exposed through windows: " + sc.stats());
+                assertEquals(2, sc.stats().windowsBound(), "the server exposed each call and its Reply chunk through one"
+                        + " window: " + sc.stats());
+                assertEquals(2, sc.stats().remoteInvalidations(), "withdrawn by the client's Send with Invalidate");
             }
             byte[] fwd = pattern(3000, 1);
             assertArrayEquals(fwd, results(get(c.call(callMsg(1, 1, fwd), CallOptions.DEFAULT.withMaxReplyBytes(3064)))),
@@ -415,8 +417,8 @@ abstract class ChunkBehaviour {
         ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
         try (LinkFixture.Ends p = link().open(opts(1024), held::add)) {
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0xb0, 1, new byte[2000]),
-                    CallOptions.DEFAULT.withMaxReplyBytes(4096));
-            assertEquals(2, p.exposedNow(), "a long call and a Reply chunk");
+                    CallOptions.DEFAULT.withReceptacle(MemorySegment.ofArray(new byte[64])));
+            assertEquals(2, p.exposedNow(), "a long call and a write chunk");
             assertTrue(link().await(() -> held.size() == 1), "the server pulled the call");
             f.cancel(false);
             noRkeysLeft(p);

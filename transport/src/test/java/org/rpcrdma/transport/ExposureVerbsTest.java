@@ -29,6 +29,7 @@ import org.rpcrdma.transport.link.Link;
 import org.rpcrdma.transport.rpc.CallFuture;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
+import org.rpcrdma.transport.wire.SegmentList;
 import org.rpcrdma.xdr.OncRpc;
 import org.rpcrdma.xdr.Xdr;
 
@@ -64,14 +65,19 @@ class ExposureVerbsTest {
         return EndpointVerbsTest.OPTS.toBuilder().inlineThreshold(1024).reconnectAttempts(0).build();
     }
 
-    /** A long call (one rkey), then one offering a Reply chunk too (two rkeys); returns the client's stats. */
+    /** A long call (one rkey), then one offering a write chunk too (two rkeys); returns the client's stats. */
     private RpcRdmaStats oneAndTwoRkeys() throws Exception {
         Connection c = client.connection();
         c.call(callMsg(1, 1, new byte[3000]),
                 CallOptions.DEFAULT).get(30, TimeUnit.SECONDS).release();
         c.call(callMsg(2, 1, new byte[3000]),
-                CallOptions.DEFAULT.withMaxReplyBytes(8000)).get(30, TimeUnit.SECONDS).release();
+                CallOptions.DEFAULT.withReceptacle(receptacle())).get(30, TimeUnit.SECONDS).release();
         return c.stats();
+    }
+
+    /** Room for a DDP result: the call offers a write chunk under an rkey of its own. */
+    private static MemorySegment receptacle() {
+        return MemorySegment.ofArray(new byte[64]);
     }
 
     @Test
@@ -108,7 +114,9 @@ class ExposureVerbsTest {
             echoChecked(size);
         }
         Supplier<RpcRdmaStats> cs = client.connection()::stats;
-        assertEquals(8, cs.get().windowsBound(), "each call: its Position-Zero Read chunk and a Reply chunk");
+        assertEquals(4, cs.get().windowsBound(), "each call: one window over its Position-Zero Read chunk and Reply chunk");
+        assertEquals(4, cs.get().remoteInvalidations(), "each withdrawn by the server's Send with Invalidate");
+        assertEquals(0, cs.get().localInvalidations());
         assertEquals(0, cs.get().exposureRegistrations());
         assertTrue(server.stats().rdmaBytesRead() >= 16 << 20 && server.stats().rdmaBytesWritten() >= 16 << 20);
     }
@@ -296,7 +304,7 @@ class ExposureVerbsTest {
         java.util.List<CompletableFuture<ReceivedMessage>> calls = new java.util.ArrayList<>();
         for (int i = 0; i < 5; i++) {
             calls.add(c.call(callMsg(40 + i, 1, new byte[3000]),
-                    CallOptions.DEFAULT.withMaxReplyBytes(8000))); // two rkeys each
+                    CallOptions.DEFAULT.withReceptacle(receptacle()))); // two rkeys each
         }
         IncomingCall first = held.poll(30, TimeUnit.SECONDS);
         CompletableFuture<ReceivedMessage> sixth = c.call(callMsg(50, 1, new byte[3000]),
@@ -333,42 +341,59 @@ class ExposureVerbsTest {
         echoChecked(5000);
         Supplier<RpcRdmaStats> cs = client.connection()::stats;
         assertEquals(0, cs.get().windowsBound());
-        assertEquals(2, cs.get().exposureRegistrations());
-        lateOp(true, true, o);
+        assertEquals(1, cs.get().exposureRegistrations(), "one for the call and its Reply chunk");
+        lateOp(true, Chunks.REPLY_CHUNK, o);
     }
 
     @Test
     void aLateRdmaReadOfAWindowWithdrawnByTheRespondersSendFails() throws Exception {
-        lateOp(false, false, opts());
+        lateOp(false, Chunks.CALL_ONLY, opts());
         assertEquals(1, client.connection().stats().remoteInvalidations());
     }
 
     @Test
     void aLateRdmaReadOfAWindowWithdrawnByLocalInvalidateFails() throws Exception {
-        lateOp(false, true, opts());
+        lateOp(false, Chunks.WRITE_CHUNK, opts());
         assertEquals(2, client.connection().stats().localInvalidations());
     }
 
     @Test
     void aLateRdmaWriteOfAWindowWithdrawnByLocalInvalidateFails() throws Exception {
-        lateOp(true, true, opts());
+        lateOp(true, Chunks.WRITE_CHUNK, opts());
         assertEquals(2, client.connection().stats().localInvalidations());
     }
 
+    /** The Reply chunk shares the call's window: the reply's Send with Invalidate withdrew both at once. */
+    @Test
+    void aLateRdmaWriteOfAReplyChunkWithdrawnByTheRespondersSendFails() throws Exception {
+        lateOp(true, Chunks.REPLY_CHUNK, opts());
+        assertEquals(1, client.connection().stats().remoteInvalidations());
+        assertEquals(0, client.connection().stats().localInvalidations());
+    }
+
+    /** What a long call offers besides its Position-Zero Read chunk. */
+    private enum Chunks { CALL_ONLY, REPLY_CHUNK, WRITE_CHUNK }
+
     /**
-     * A long call completes: alone its one rkey is withdrawn by the server's Send with
-     * Invalidate; with a Reply chunk too, both are withdrawn by our LOCAL_INV. Then the
-     * server uses the call's (Read) or the Reply chunk's (Write) rkey again.
+     * A long call completes: alone, or with its Reply chunk under the same rkey, that rkey
+     * is withdrawn by the server's Send with Invalidate; with a write chunk too (two rkeys)
+     * both are withdrawn by our LOCAL_INV. Then the server uses the call's (Read) or the
+     * other chunk's (Write) rkey again.
      */
-    private void lateOp(boolean write, boolean replyChunk, RpcRdmaOptions o) throws Exception {
+    private void lateOp(boolean write, Chunks chunks, RpcRdmaOptions o) throws Exception {
         if (server == null) {
             start(o, o, RemoteInvalidationTest.SMALL_REPLY);
         }
-        CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(3, 1, new byte[3000]),
-                CallOptions.DEFAULT.withMaxReplyBytes(replyChunk ? 4096 : 0));
+        CallOptions opts = switch (chunks) {
+            case CALL_ONLY -> CallOptions.DEFAULT.withMaxReplyBytes(0);
+            case REPLY_CHUNK -> CallOptions.DEFAULT.withMaxReplyBytes(4096);
+            case WRITE_CHUNK -> CallOptions.DEFAULT.withMaxReplyBytes(0).withReceptacle(receptacle());
+        };
+        CompletableFuture<ReceivedMessage> f = client.connection().call(callMsg(3, 1, new byte[3000]), opts);
         RpcRdmaHeader offered = ((CallFuture) f).request().exposure().header();
-        int rkey = write ? offered.replyChunk().handle(0) : offered.readList().segments().handle(0);
-        long addr = write ? offered.replyChunk().offset(0) : offered.readList().segments().offset(0);
+        SegmentList other = chunks == Chunks.REPLY_CHUNK ? offered.replyChunk() : offered.writeList().segments();
+        int rkey = write ? other.handle(0) : offered.readList().segments().handle(0);
+        long addr = write ? other.offset(0) : offered.readList().segments().offset(0);
         f.get(30, TimeUnit.SECONDS).release();
         lateOpFailsOnlyItsConnection(write, rkey, addr);
     }

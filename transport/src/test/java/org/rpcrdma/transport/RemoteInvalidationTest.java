@@ -43,9 +43,9 @@ class RemoteInvalidationTest {
             assertEquals(on ? 1 : 0, ss.get().sendsWithInvalidate());
             assertEquals(on ? 1 : 0, cs.get().remoteInvalidations());
             assertEquals(on ? 0 : 1, cs.get().localInvalidations());
-            // a long call offering a Reply chunk: two rkeys, a plain Send, both withdrawn by us
+            // a long call offering a write chunk: two rkeys, a plain Send, both withdrawn by us
             p.client().call(callMsg(2, 1, new byte[3000]),
-                    CallOptions.DEFAULT.withMaxReplyBytes(8000)).join().release();
+                    CallOptions.DEFAULT.withReceptacle(MemorySegment.ofArray(new byte[64]))).join().release();
             assertEquals(on ? 1 : 0, ss.get().sendsWithInvalidate());
             assertEquals(on ? 1 : 0, cs.get().remoteInvalidations());
             assertEquals(on ? 2 : 3, cs.get().localInvalidations());
@@ -129,6 +129,70 @@ class RemoteInvalidationTest {
             assertEquals(on ? 0 : 6, cs.get().localInvalidations());
             assertEquals(0, p.client().heldReceives(), "no receive buffer kept by the late reply");
             p.client().call(callMsg(30, 1, new byte[3000]), CallOptions.DEFAULT).join().release();
+        }
+    }
+
+    /**
+     * A long call offering a Reply chunk, both in chunk memory: one rkey covers both (the
+     * call, then the room for its reply, in one buffer), so with R the server's reply
+     * withdraws it by Send with Invalidate and the requester posts no LOCAL_INV at all; the
+     * reply's bytes come back through that rkey's Reply chunk intact.
+     */
+    @ParameterizedTest(name = "remote invalidation {0}")
+    @ValueSource(booleans = {true, false})
+    void aLongCallAndItsReplyChunkShareOneRkeyThatTheReplyInvalidates(boolean on) {
+        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withRemoteInvalidation(on);
+        try (InMemoryPair p = InMemoryPair.open(o, ConnectionLoopbackTest.echo())) {
+            byte[] args = new byte[3000];
+            new java.util.Random(3).nextBytes(args);
+            for (int i = 1; i <= 3; i++) {
+                byte[] got = ConnectionLoopbackTest.results(p.client().call(callMsg(i, 1, args),
+                        CallOptions.DEFAULT.withMaxReplyBytes(8000)).join());
+                org.junit.jupiter.api.Assertions.assertArrayEquals(args, got, "call " + i);
+            }
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
+            assertEquals(3, p.server().stats().rdmaReads());
+            assertEquals(3, p.server().stats().rdmaWrites(), "each reply through its Reply chunk");
+            assertEquals(on ? 3 : 0, p.server().stats().sendsWithInvalidate(), "one rkey per call");
+            assertEquals(on ? 3 : 0, cs.get().remoteInvalidations());
+            assertEquals(on ? 0 : 3, cs.get().localInvalidations(), "one rkey per call, withdrawn once");
+            assertEquals(0, p.exposedCount(), "no rkey outlives its call");
+            assertEquals(0, cs.get().remoteInvalidationsUnnegotiated());
+            assertTrue(p.client().isOpen() && p.server().isOpen());
+        }
+    }
+
+    /**
+     * A cancelled long call whose Reply chunk shares its one rkey: with R the server may
+     * still invalidate that rkey, so it is held (not withdrawn first) until the late reply
+     * withdraws it, and the connection goes on.
+     */
+    @Test
+    void aCancelledLongCallWithItsReplyChunkHoldsItsOneRkeyForTheReply() {
+        java.util.List<IncomingCall> held = new java.util.ArrayList<>();
+        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withReconnectAttempts(0);
+        CallHandler echo = ConnectionLoopbackTest.echo();
+        CallHandler holdForty = call -> {
+            if (call.xid() == 40) {
+                held.add(call);
+            } else {
+                echo.handle(call);
+            }
+        };
+        try (InMemoryPair p = InMemoryPair.open(o, holdForty)) {
+            p.client().call(callMsg(1, 1, new byte[16]), CallOptions.DEFAULT).join().release();
+            java.util.concurrent.CompletableFuture<ReceivedMessage> f = p.client().call(
+                    callMsg(40, 1, new byte[3000]), CallOptions.DEFAULT.withMaxReplyBytes(8000));
+            assertEquals(1, held.size());
+            assertTrue(f.cancel(false));
+            assertEquals(1, p.exposedCount(), "its one rkey held for the reply");
+            echo.handle(held.get(0));
+            assertTrue(p.client().isOpen() && p.server().isOpen());
+            assertEquals(0, p.exposedCount(), "withdrawn by the late reply's Send with Invalidate");
+            assertEquals(1, p.client().stats().remoteInvalidations());
+            assertEquals(0, p.client().stats().localInvalidations());
+            assertEquals(1, p.client().stats().lateReplies());
+            p.client().call(callMsg(41, 1, new byte[3000]), CallOptions.DEFAULT.withMaxReplyBytes(8000)).join().release();
         }
     }
 

@@ -102,12 +102,14 @@ final class ChunkRows {
                 try {
                     Shape s = shape(series, call.segment(), data.segment(), size);
                     long[] before = stats.counters();
-                    long[] k0 = kernel.sample();
+                    SoftirqStats.Sample k0 = kernel.sample();
+                    long t0 = System.nanoTime();
                     Histogram h = measure(e, s, answer, warmup(), measure());
-                    long[] k1 = kernel.sample();
+                    long wall = System.nanoTime() - t0;
+                    SoftirqStats.Sample k1 = kernel.sample();
                     long[] after = stats.counters();
                     out.printf(Locale.ROOT, "[bench] %s %s %d B: per call %s; %s%n", series, op, size,
-                            stats.describe(before, after), SoftirqStats.describe(k0, k1, after[0] - before[0]));
+                            stats.describe(before, after), SoftirqStats.describe(k0, k1, after[0] - before[0], wall));
                     out.printf(Locale.ROOT, "[bench] %s %s %d B: call sent -> handler p50 %.1f p99 %.1f us, handler -> reply"
                             + " read p50 %.1f p99 %.1f us%n", series, op, size, toHandler.getValueAtPercentile(50) / 1e3,
                             toHandler.getValueAtPercentile(99) / 1e3, fromHandler.getValueAtPercentile(50) / 1e3,

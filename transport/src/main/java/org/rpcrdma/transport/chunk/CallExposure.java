@@ -15,7 +15,8 @@ import org.rpcrdma.xdr.RpcReplyHeader;
  * Linux {@code rpcrdma_req}): the call itself in a Position-Zero Read chunk (a long call)
  * or its DDP argument in a read chunk, a write chunk for a DDP result, and a Reply chunk
  * for a reply too large to come inline. Each has an rkey of its own, made for this call on
- * this connection, and withdrawn before the caller's future completes, however the call
+ * this connection (a long call in chunk memory and its Reply chunk share one:
+ * {@link ChunkMarshal}), withdrawn before the caller's future completes, however the call
  * ends (RFC 8166 §4.4: the responder can no longer reach the memory once the requester sees
  * the result): by the link's LOCAL_INV, whose completion the reply waits for, or by the
  * peer's Send with Invalidate that brought it; the memory goes back only after that. (One
@@ -244,7 +245,7 @@ public final class CallExposure {
     public void abandon(boolean replyMayCome) {
         synchronized (this) {
             abandoned = true;
-            if (replyMayCome && peerMayInvalidate && Integer.bitCount(exposed) == 1 && !released) {
+            if (replyMayCome && peerMayInvalidate && exposed != 0 && distinctRkeys() == 1 && !released) {
                 return; // held
             }
         }
@@ -274,16 +275,49 @@ public final class CallExposure {
         withdraw(keys, n, this::freeBuffers);
     }
 
-    /** The rkeys still exposed, into {@code keys}; marks them withdrawn. Caller holds the lock. */
+    /**
+     * The rkeys still exposed, each once (a call and its Reply chunk may share one), into
+     * {@code keys}; marks them withdrawn. Caller holds the lock.
+     */
     private int exposedKeys(int[] keys) {
         int n = 0;
         for (int i = 0; i < rkeys.length; i++) {
-            if ((exposed & 1 << i) != 0) {
+            if ((exposed & 1 << i) != 0 && !contains(keys, n, rkeys[i])) {
                 keys[n++] = rkeys[i];
             }
         }
         exposed = 0;
         return n;
+    }
+
+    /** Distinct rkeys exposed now. Caller holds the lock. */
+    private int distinctRkeys() {
+        int n = 0;
+        for (int i = 0; i < rkeys.length; i++) {
+            if ((exposed & 1 << i) != 0 && !contains(rkeys, i, rkeys[i], exposed)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static boolean contains(int[] keys, int n, int key) {
+        for (int i = 0; i < n; i++) {
+            if (keys[i] == key) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether an exposed role before {@code n} has {@code key}. */
+    private static boolean contains(int[] keys, int n, int key, int mask) {
+        for (int i = 0; i < n; i++) {
+            if ((mask & 1 << i) != 0 && keys[i] == key) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void withdraw(int[] keys, int n, Runnable then) {

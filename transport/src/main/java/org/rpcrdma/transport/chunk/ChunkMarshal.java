@@ -30,7 +30,9 @@ import org.rpcrdma.xdr.Xdr;
  *     bytes or other segments than offered fails the call, and nothing is read beyond what
  *     was written (the bug libevpl shipped).</li>
  * </ul>
- * Each chunk is one segment under an rkey made for this call ({@link Link#expose}). Memory
+ * Each chunk is one segment under an rkey made for this call ({@link Link#expose}); a long
+ * call put in chunk memory and its Reply chunk lie side by side under one, so that the
+ * reply's Send with Invalidate withdraws both (RFC 8797 §4.1). Memory
  * from the endpoint's {@link RegisteredBuffers}, or ordinary memory of the caller's own arenas
  * that its {@link RegistrationCache} takes, is exposed in place (zero copy); what neither
  * takes (heap, global or small memory, the cache full or off) is copied through chunk memory.
@@ -161,14 +163,22 @@ public final class ChunkMarshal {
                 gathered = null;
             }
             x = new CallExposure(link, h, inline, gathered, receptacle, remoteInvalidation);
+            boolean replyBeside = false; // the Reply chunk lies behind the call, under its rkey
             if (inline == null) {
                 h.proc(RpcRdma.RDMA_NOMSG);
-                if (separate) {
+                long callAddress;
+                ChunkBuffer inPlace = separate ? null : callerChunk(link, msg, 0, length);
+                if (replyCapacity > 0 && receptacle == null && inPlace == null) {
+                    callAddress = exposeWithReply(link, x, msg, separate ? ddp : null, length, replyCapacity, h);
+                    replyBeside = true;
+                } else if (separate) {
                     exposeAssembled(link, x, msg, ddp, length);
+                    callAddress = x.address(CallExposure.CALL);
                 } else {
-                    expose(link, x, CallExposure.CALL, msg, 0, length, true, false);
+                    expose(link, x, CallExposure.CALL, inPlace, msg, 0, length, true, false);
+                    callAddress = x.address(CallExposure.CALL);
                 }
-                h.readList().add(0, x.rkey(CallExposure.CALL), length, x.address(CallExposure.CALL));
+                h.readList().add(0, x.rkey(CallExposure.CALL), length, callAddress);
             } else if (pulled) {
                 if (separate) { // in place when registered: the zero-copy case
                     expose(link, x, CallExposure.CALL, ddp.payload(), 0, ddp.length(), true, false);
@@ -189,7 +199,7 @@ public final class ChunkMarshal {
                 h.writeList().addSegment(x.rkey(CallExposure.RECEPTACLE), receptacle.byteSize(),
                         x.address(CallExposure.RECEPTACLE));
             }
-            if (replyCapacity > 0) {
+            if (replyCapacity > 0 && !replyBeside) {
                 expose(link, x, CallExposure.REPLY, null, 0, replyCapacity, false, true);
                 h.hasReplyChunk(true).replyChunk().add(x.rkey(CallExposure.REPLY), replyCapacity,
                         x.address(CallExposure.REPLY));
@@ -222,6 +232,36 @@ public final class ChunkMarshal {
         x.exposed(CallExposure.CALL, link.expose(b, 0, length, false));
     }
 
+    /**
+     * Puts the whole call ({@code msg}, or {@code ddp}'s parts around {@code msg}) and the
+     * room for its reply side by side in one buffer of chunk memory and exposes both under
+     * one rkey, which the reply's Send with Invalidate then withdraws (RFC 8797 §4.1: it is
+     * this XID's alone; a responder invalidates only when one rkey covers every chunk of
+     * the call, as Linux's {@code svc_rdma_get_inv_rkey}): one window bound and no
+     * LOCAL_INV per call instead of two of each. Adds the Reply chunk to {@code h} and
+     * returns the call's address. The peer may read the reply's room and write the call's
+     * bytes too: chunk memory is this connection's own, so what lies there is what this
+     * peer sent or was sent, and the call's bytes are not read again.
+     */
+    private static long exposeWithReply(Link link, CallExposure x, MemorySegment msg, DdpArgument ddp, long length,
+            long replyCapacity, RpcRdmaHeader h) {
+        long replyAt = (length + 7) & ~7L;
+        ChunkBuffer b = link.allocateChunk(replyAt + replyCapacity);
+        ChunkBuffer reply = new ChunkBuffer(b.segment().asSlice(replyAt, replyCapacity), b.lkey(), b.handle(),
+                r -> b.release()); // the reply is handed on with the whole buffer, the call's part unused by then
+        x.buffer(CallExposure.REPLY, reply);
+        if (ddp != null) {
+            DdpLayout.assemble(ddp, msg, b.segment(), 0);
+        } else {
+            MemorySegment.copy(msg, 0, b.segment(), 0, length);
+        }
+        int rkey = link.exposeReadWrite(b, 0, replyAt + replyCapacity);
+        x.exposed(CallExposure.CALL, rkey);
+        x.exposed(CallExposure.REPLY, rkey);
+        h.hasReplyChunk(true).replyChunk().add(rkey, replyCapacity, reply.segment().address());
+        return b.segment().address();
+    }
+
     /** The call without its DDP argument's data and pad (the read chunk takes their place), or null if out of range. */
     private static MemorySegment reduced(MemorySegment msg, DdpArgument ddp) {
         long end = DdpLayout.paddedEnd(ddp);
@@ -241,9 +281,20 @@ public final class ChunkMarshal {
      */
     private static void expose(Link link, CallExposure x, int role, MemorySegment caller, long from, long length,
             boolean copyIn, boolean writable) {
+        expose(link, x, role, callerChunk(link, caller, from, length), caller, from, length, copyIn, writable);
+    }
+
+    /** {@code caller[from, +length)} in place, if it lies in registered memory (a use taken), else null. */
+    private static ChunkBuffer callerChunk(Link link, MemorySegment caller, long from, long length) {
         // heap memory can't be registered: no slice made for the lookup
-        ChunkBuffer b = caller == null || length == 0 || !caller.isNative() ? null
+        return caller == null || length == 0 || !caller.isNative() ? null
                 : link.callerChunk(caller.asSlice(from, length));
+    }
+
+    /** As above, {@code inPlace} being {@link #callerChunk}'s answer for it. */
+    private static void expose(Link link, CallExposure x, int role, ChunkBuffer inPlace, MemorySegment caller,
+            long from, long length, boolean copyIn, boolean writable) {
+        ChunkBuffer b = inPlace;
         if (b == null) {
             b = link.allocateChunk(length);
             x.buffer(role, b);

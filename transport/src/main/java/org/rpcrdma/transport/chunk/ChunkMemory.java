@@ -178,7 +178,15 @@ public final class ChunkMemory implements RegisteredMemory.Holder {
      * an {@link RpcRdmaException} (its call fails with {@link ChunksUnavailableException}).
      */
     public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
-        int remote = writable ? Access.REMOTE_WRITE : Access.REMOTE_READ;
+        return expose(local, offset, length, writable ? Access.REMOTE_WRITE : Access.REMOTE_READ);
+    }
+
+    /** As {@link #expose(ChunkBuffer, long, long, boolean)}, for the peer's Reads and Writes alike. */
+    public int exposeReadWrite(ChunkBuffer local, long offset, long length) {
+        return expose(local, offset, length, Access.REMOTE_READ | Access.REMOTE_WRITE);
+    }
+
+    private int expose(ChunkBuffer local, long offset, long length, int remote) {
         StatsCounters s = stats;
         if (s != null && local.callerMemory()) {
             s.zeroCopyExposures.increment();

@@ -89,6 +89,14 @@ public interface Link {
     }
 
     /**
+     * As {@link #expose}, the peer may both read and write {@code local[offset, +length)}:
+     * one rkey for a call's Read chunk and its Reply chunk, side by side in one buffer.
+     */
+    default int exposeReadWrite(ChunkBuffer local, long offset, long length) {
+        throw new UnsupportedOperationException("this link exposes no memory");
+    }
+
+    /**
      * Whether we set R in our private data (RFC 8797 §4.1), so that the peer may invalidate
      * an rkey of ours by Send with Invalidate even where R was not negotiated: Linux's nfsd
      * clears R in its own private data yet sends them when the client sets R. An rkey the

@@ -282,6 +282,16 @@ public final class VerbsLink implements Link {
         }
     }
 
+    @Override
+    public int exposeReadWrite(ChunkBuffer local, long offset, long length) {
+        long stamp = gate.enter("memory exposure");
+        try {
+            return hw.chunks.exposeReadWrite(local, offset, length);
+        } finally {
+            gate.exit(stamp);
+        }
+    }
+
     /** LOCAL_INV for windows (then runs on its completion), dereg for registrations (then runs now). */
     @Override
     public void withdraw(int[] rkeys, int count, Runnable then) {
