@@ -34,33 +34,44 @@ def main():
         while not stop:
             try:
                 data, addr = s.recvfrom(65535)
-            except socket.timeout:
+            except (socket.timeout, InterruptedError):
                 continue
-            except InterruptedError:
+            except OSError as e:   # e.g. the device reconfigured under us: note it, keep tracing
+                f.write("%.4f ! %s\n" % (time.monotonic() - t0, e))
                 continue
-            if len(data) < 14 + 20 + 8 + 12 or data[12:14] != b"\x08\x00":
-                continue
-            ihl = (data[14] & 0x0F) * 4
-            if data[23] != 17:
-                continue
-            ip = data[14:14 + ihl]
-            udp = 14 + ihl
-            if struct.unpack("!H", data[udp + 2:udp + 4])[0] != 4791:
-                continue
-            b = udp + 8
-            op = data[b]
-            dqp = int.from_bytes(data[b + 5:b + 8], "big")
-            ackreq = "A" if data[b + 8] & 0x80 else "-"
-            psn = int.from_bytes(data[b + 9:b + 12], "big")
-            extra = ""
-            if op in (13, 15, 16, 17, 18):   # AETH after the BTH
-                syn = data[b + 12]
-                msn = int.from_bytes(data[b + 13:b + 16], "big")
-                extra = " aeth=%02x/%d" % (syn, msn)
-            direction = ">" if addr[2] == socket.PACKET_OUTGOING else "<"
-            f.write("%.4f %s %s>%s %s qp%d psn%d %s%s len%d\n" % (
-                time.monotonic() - t0, direction, socket.inet_ntoa(ip[12:16]), socket.inet_ntoa(ip[16:20]),
-                OPS.get(op, str(op)), dqp, psn, ackreq, extra, len(data)))
+            try:
+                line = decode(data, addr)
+            except (IndexError, struct.error):
+                line = "? short or odd frame of %d bytes" % len(data)
+            if line:
+                f.write("%.4f %s\n" % (time.monotonic() - t0, line))
+
+
+def decode(data, addr):
+    """One frame as text, None if it is not RoCEv2."""
+    if len(data) < 14 + 20 + 8 + 12 or data[12:14] != b"\x08\x00":
+        return None
+    ihl = (data[14] & 0x0F) * 4
+    if data[23] != 17:
+        return None
+    ip = data[14:14 + ihl]
+    udp = 14 + ihl
+    if struct.unpack("!H", data[udp + 2:udp + 4])[0] != 4791:
+        return None
+    b = udp + 8
+    op = data[b]
+    dqp = int.from_bytes(data[b + 5:b + 8], "big")
+    ackreq = "A" if data[b + 8] & 0x80 else "-"
+    psn = int.from_bytes(data[b + 9:b + 12], "big")
+    extra = ""
+    if op in (13, 15, 16, 17, 18):   # AETH after the BTH
+        syn = data[b + 12]
+        msn = int.from_bytes(data[b + 13:b + 16], "big")
+        extra = " aeth=%02x/%d" % (syn, msn)
+    direction = ">" if addr[2] == socket.PACKET_OUTGOING else "<"
+    return "%s %s>%s %s qp%d psn%d %s%s len%d" % (
+        direction, socket.inet_ntoa(ip[12:16]), socket.inet_ntoa(ip[16:20]),
+        OPS.get(op, str(op)), dqp, psn, ackreq, extra, len(data))
 
 
 if __name__ == "__main__":
