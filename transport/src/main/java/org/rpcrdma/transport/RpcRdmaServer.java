@@ -220,8 +220,8 @@ public final class RpcRdmaServer implements AutoCloseable {
             if (onConnect != null) {
                 onConnect.accept(c);
             }
-            // rnr_retry 0, retry 7 (the client's own values rule its side).
-            id.accept(new ConnectionParameters(mine.toBytes(), responderResources, depth, 7, 0));
+            // rnr_retry 0; the retry count is the REQ's (the client's), ours is ignored.
+            id.accept(new ConnectionParameters(mine.toBytes(), responderResources, depth, ConnectionParameters.RETRY_COUNT, 0));
             c.engine().accepted();
             ok = true;
         } catch (VirtualMachineError e) {

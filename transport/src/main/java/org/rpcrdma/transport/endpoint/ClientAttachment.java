@@ -98,10 +98,12 @@ public final class ClientAttachment {
             // Invalidate (only when we expose through windows); we send one when it sets R too
             ConnectPrivate mine = new ConnectPrivate(InvalidationPromise.advertise(o.remoteInvalidation(),
                     link.windowsOnly()), o.inlineThreshold(), o.inlineThreshold());
-            // rnr_retry_count 0 (a missing receive is an error, as in Linux), retry_count 7.
+            // rnr_retry_count 0 (a missing receive is an error, as in Linux), retry_count 6 (the
+            // REQ's count rules both QPs: a dead link fails them, and we reconnect).
             // Like xprtrdma, offer the server RDMA Read resources (it reads Read chunks from
             // us) and initiate none ourselves; Linux svcrdma rejects a client offering 0.
-            id.connect(new ConnectionParameters(mine.toBytes(), Math.max(1, responderResources), depth, 7, 0));
+            id.connect(new ConnectionParameters(mine.toBytes(), Math.max(1, responderResources), depth,
+                    ConnectionParameters.RETRY_COUNT, 0));
             CmEvent est = expect(ec, CmEvent.Type.ESTABLISHED, server, o);
             // What the server lets us read at once (its responder resources; ib_cm hands the
             // REP's values from our point of view, so that is the event's initiator depth)

@@ -21,10 +21,22 @@ public final class CallSweep {
      */
     public static final long STALL_MILLIS = 2000;
 
+    /**
+     * How long calls of ours may stay sent with no reply at all coming back before the
+     * connection is declared dead ({@link #silentFor}), so that the calls sent with retry
+     * go again, same XIDs, on the next connection: Linux's xprtrdma disconnects on an RPC
+     * timeout for the same reason (its NFS default is 60 s). A reliable connection can
+     * still lose a Send: Soft-RoCE's requester can stop with a WR posted, the QP in RTS and
+     * no retransmission timer armed (it re-arms only while unacknowledged PSNs are out).
+     */
+    public static final long SILENCE_MILLIS = 60_000;
+
     /** The calls whose deadline passed, collected by the current sweep. */
     private final ArrayList<CallRequest> expired = new ArrayList<>();
     /** System.nanoTime() since which {@link #stalledFor} holds, 0 while it does not. */
     private long stalledSince;
+    /** System.nanoTime() since which {@link #silentFor} holds, 0 while it does not. */
+    private long silentSince;
     private long sweepNow;
     private boolean sweepTimed;
 
@@ -90,8 +102,30 @@ public final class CallSweep {
         return true;
     }
 
-    /** The peer answered (or the connection is gone): no stall is under way. */
+    /**
+     * Whether calls of ours ({@code awaiting}: sent, not abandoned) got no reply at all for
+     * {@link #SILENCE_MILLIS}. Stamps the start of a silence, forgets it when none is
+     * awaited; reported once.
+     */
+    boolean silentFor(long now, int awaiting) {
+        if (awaiting == 0) {
+            silentSince = 0;
+            return false;
+        }
+        if (silentSince == 0) {
+            silentSince = now == 0 ? 1 : now;
+            return false;
+        }
+        if (now - silentSince < TimeUnit.MILLISECONDS.toNanos(SILENCE_MILLIS)) {
+            return false;
+        }
+        silentSince = 0;
+        return true;
+    }
+
+    /** The peer answered (or the connection is gone): no stall or silence is under way. */
     void peerAnswered() {
         stalledSince = 0;
+        silentSince = 0;
     }
 }

@@ -80,8 +80,7 @@ public final class ConnectionEngine {
         this.sends = new SendQueue(link, sendContexts, params.signalEvery(), params.sendInline(), sendMemory, stats, failure);
         this.demand = new ReceiveDemand(receives, params.grantToPeer());
         this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(), demand, sends, failure, stats,
-                () -> onLinkLost(new RpcRdmaException("every credit is held by an abandoned call and no reply came for "
-                        + CallSweep.STALL_MILLIS + " ms: the peer is not answering")));
+                reason -> onLinkLost(new RpcRdmaException(reason)));
         RdmaQueue rdma = new RdmaQueue(link, stats);
         this.backchannel = new BackchannelEnabling(name, params.client());
         this.facade = ApiBridge.access().connection(this);

@@ -28,8 +28,8 @@ public final class Requester {
     private final ReceiveDemand receives;
     private final LinkFailure failure;
     private final StatsCounters stats;
-    /** Run (without locks, off the timer thread) when the peer stalled ({@link CallSweep}): it is reset. */
-    private final Runnable wedged;
+    /** Run (without locks, off the timer thread) with the reason when the peer stalled ({@link CallSweep}): it is reset. */
+    private final java.util.function.Consumer<String> wedged;
     /** Calls not sent yet, guarded by this requester's lock. */
     private final CallBacklog backlog;
     private int abandonedInFlight;
@@ -43,7 +43,7 @@ public final class Requester {
     private boolean watched;
 
     public Requester(String name, Direction direction, int maxCredits, ReceiveDemand receives,
-            SendQueue sends, LinkFailure failure, StatsCounters stats, Runnable wedged) {
+            SendQueue sends, LinkFailure failure, StatsCounters stats, java.util.function.Consumer<String> wedged) {
         this.failure = failure;
         this.name = name;
         this.direction = direction;
@@ -119,6 +119,7 @@ public final class Requester {
         CallRequest[] due;
         int[] generations = null;
         boolean dead;
+        boolean silent;
         synchronized (this) {
             if (closed) {
                 watched = false;
@@ -129,6 +130,7 @@ public final class Requester {
             long now = System.nanoTime();
             boolean timed = sweep.collect(backlog.calls(), table, now);
             dead = sweep.stalledFor(now, abandonedInFlight, table.size(), credits.available());
+            silent = !dead && sweep.silentFor(now, table.size() - abandonedInFlight);
             // abandoned calls out: keep looking, the stall may start or end
             watched = timed || sweep.anyDue() || abandonedInFlight > 0 && !dead;
             due = sweep.due();
@@ -147,7 +149,11 @@ public final class Requester {
         }
         if (dead) {
             stats.abandonedWindowResets.increment();
-            CallTimer.execute(wedged); // fails calls: user code, not on the timer's thread
+            CallTimer.execute(() -> wedged.accept("every credit is held by an abandoned call and no reply came for "
+                    + CallSweep.STALL_MILLIS + " ms: the peer is not answering")); // fails calls: user code, not on the timer's thread
+        } else if (silent) {
+            CallTimer.execute(() -> wedged.accept("no reply to any of our calls for " + CallSweep.SILENCE_MILLIS
+                    + " ms: the connection is declared dead (calls with retry go again on the next one)"));
         }
         return watched;
     }
