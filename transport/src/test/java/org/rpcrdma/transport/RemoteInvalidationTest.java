@@ -109,6 +109,7 @@ class RemoteInvalidationTest {
             for (int i = 0; i < 6; i++) {
                 calls.add(p.client().call(callMsg(20 + i, 1, new byte[3000]), CallOptions.DEFAULT));
             }
+            assertTrue(p.settle());
             assertEquals(6, held.size(), "the server pulled every call");
             assertTrue(calls.get(2).cancel(false));
             assertTrue(p.client().isOpen(), "cancelling one call keeps the connection");
@@ -155,6 +156,7 @@ class RemoteInvalidationTest {
             MemorySegment.copy(call, 0, buf.segment(), 0, call.byteSize());
             java.util.concurrent.CompletableFuture<ReceivedMessage> f = p.client().call(
                     buf.segment().asSlice(0, call.byteSize()), CallOptions.DEFAULT);
+            assertTrue(p.settle());
             assertEquals(1, held.size());
             assertEquals(1, p.client().stats().zeroCopyExposures(), "exposed in place");
             f.cancel(false);

@@ -348,6 +348,7 @@ class RequesterDefectsTest {
             MemorySegment receptacle = MemorySegment.ofArray(new byte[4096]);
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x21, 1, new byte[4]),
                     CallOptions.DEFAULT.withMaxReplyBytes(replyBytes).withReceptacle(receptacle));
+            assertTrue(p.settle());
             assertTrue(f.isDone() && !f.isCompletedExceptionally(), () -> "the reply arrives (got "
                     + f.handle((r, t) -> t).join() + ")");
             ReceivedMessage m = f.join();
