@@ -299,6 +299,7 @@ class RegistrationCacheTest {
                     CallOptions.DEFAULT.withReceptacle(rec));
             assertEquals(1, p.client().stats().zeroCopyExposures());
             a.close(); // the caller's error: the pages stay registered, the result is lost
+            assertTrue(p.settle());
             held.get(0).reply(echoReply(0xa0, 5000), MemorySegment.ofArray(pattern(5000, 1)));
             CompletionException e = assertThrows(CompletionException.class, f::join);
             assertInstanceOf(RpcRdmaException.class, e.getCause());

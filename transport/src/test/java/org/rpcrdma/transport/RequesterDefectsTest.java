@@ -42,9 +42,8 @@ import org.rpcrdma.xdr.Xdr;
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class RequesterDefectsTest {
     /** Inline 1 KiB, 4 credits each way, no backchannel. */
-    private static final RpcRdmaOptions FOUR_CREDITS = RpcRdmaOptions.defaults().withInlineThreshold(1024).withCredits(4)
-            .withBackwardCredits(0);
-
+    private static final RpcRdmaOptions FOUR_CREDITS = RpcRdmaOptions.defaults().withInlineThreshold(1024)
+            .withCredits(4).withBackwardCredits(0);
 
     /** Answers the oldest held call once one is held (on a thread of its own). */
     private static void answerWhenHeld(ConcurrentLinkedQueue<IncomingCall> held, long afterMillis) {
@@ -228,7 +227,8 @@ class RequesterDefectsTest {
      */
     @Test
     void aBlockingContinuationDoesNotDelayOtherConnectionsTimeouts() throws Exception {
-        try (InMemoryPair a = InMemoryPair.open(FOUR_CREDITS, call -> { }); InMemoryPair b = InMemoryPair.open(FOUR_CREDITS, call -> { })) {
+        try (InMemoryPair a = InMemoryPair.open(FOUR_CREDITS, call -> { });
+                InMemoryPair b = InMemoryPair.open(FOUR_CREDITS, call -> { })) {
             ConcurrentLinkedQueue<IncomingCall> heldA = new ConcurrentLinkedQueue<>();
             ConcurrentLinkedQueue<IncomingCall> heldB = new ConcurrentLinkedQueue<>();
             a.server().engine().handler(heldA::add);
