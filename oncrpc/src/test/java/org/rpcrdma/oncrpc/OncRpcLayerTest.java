@@ -153,7 +153,7 @@ class OncRpcLayerTest {
         for (int i = 0; i < 6; i++) {
             pending.add(forward(2).callAsync(HELD, i, 0, TimeUnit.SECONDS)); // no deadline: only the loss ends them
         }
-        assertEquals(6, held.size());
+        assertTrue(await(() -> held.size() == 6), "all six reached the server (" + held.size() + ")");
         pair.server().close(0, TimeUnit.MILLISECONDS);
         for (CompletableFuture<Integer> f : pending) {
             ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
@@ -223,7 +223,20 @@ class OncRpcLayerTest {
         // replies limited to what fits inline (no Reply chunk offered)
         assertThrows(org.rpcrdma.transport.RdmaErrorException.class,
                 () -> forward(2).withMaxReplyBytes(0).call(big, OPTS.inlineThreshold()));
+        assertTrue(await(() -> handlerSaw.get() != null), "the handler's reply was refused"); // after the error went
         assertInstanceOf(org.rpcrdma.transport.ReplyRefusedException.class, handlerSaw.get());
+    }
+
+    /** Waits up to 5 s for {@code c} (the pair delivers on its own threads, as a NIC); its final value. */
+    private static boolean await(java.util.function.BooleanSupplier c) {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!c.getAsBoolean()) {
+            if (System.nanoTime() - end > 0) {
+                return c.getAsBoolean();
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+        }
+        return true;
     }
 
     @Test

@@ -23,10 +23,11 @@ import org.rpcrdma.transport.wire.ConnectSettings;
  * measuring what the transport itself costs per call.
  *
  * <p>A Send is copied into a receive the peer has posted, or, as with rnr_retry_count 0,
- * ends the connection when none is. Deliveries run on the thread that sent, one at a time
- * (a trampoline, so a handler that replies at once does not recurse; {@code link.InMemoryWire}):
- * a call answered synchronously has completed when {@code call} returns. Not thread-safe
- * for sends from several threads at once; use the real endpoints for that.
+ * ends the connection when none is. As on a NIC, a Send completes locally and the peer
+ * takes it on its own completion context ({@code link.InMemoryWire}): a thread of each
+ * side, or a caller blocked on a reply that polls the wire while it waits (a blocking call
+ * answered at once then costs no thread hand-off). Either side may be called from any
+ * number of threads at once; a call returns before its reply arrives, as on verbs.
  *
  * <p>RDMA Read and Write are emulated over a registry of exposed memory keyed by rkey, as
  * an RNIC checks them: the rkey must be one the peer exposed and has not invalidated, the
@@ -60,7 +61,7 @@ public final class InMemoryPair implements AutoCloseable {
     private final ConnectionEngine client;
     private final ConnectionEngine server;
     /** Sends, receives and deliveries between the two sides. */
-    private final InMemoryWire wire = new InMemoryWire();
+    private final InMemoryWire wire;
     /** Memory exposed by either side: rkey -> region. */
     private final ConcurrentHashMap<Integer, Exposed> exposed = new ConcurrentHashMap<>();
 
@@ -69,12 +70,11 @@ public final class InMemoryPair implements AutoCloseable {
     private InMemoryPair(RpcRdmaOptions o, CallHandler handler) {
         chunkMemoryBytes = o.chunkMemoryBytes();
         registered = new RegisteredBuffers(o.registrationCacheBytes());
-        End c = new End(ConnectionSizing.clientTakesBackwardChunks(o) ? o.rdmaDepth() : 0, ConnectionSizing.receiveBuffers(o, true));
-        End s = new End(o.rdmaDepth(), ConnectionSizing.receiveBuffers(o, false));
+        wire = new InMemoryWire(ConnectionSizing.receiveBuffers(o, true), ConnectionSizing.receiveBuffers(o, false));
+        End c = new End(ConnectionSizing.clientTakesBackwardChunks(o) ? o.rdmaDepth() : 0, wire.first());
+        End s = new End(o.rdmaDepth(), wire.second());
         c.peer = s;
         s.peer = c;
-        c.port.peer = s.port;
-        s.port.peer = c.port;
         clientEnd = c;
         serverEnd = s;
         client = side(true, "in-memory client", o, c, conn -> {
@@ -85,6 +85,7 @@ public final class InMemoryPair implements AutoCloseable {
         server = side(false, "in-memory server", o, s, conn -> conn.handler(handler));
         ConnectionAssembly.start(client, conn -> bind(c, conn));
         ConnectionAssembly.start(server, conn -> bind(s, conn));
+        wire.start("in-memory pair");
     }
 
     /**
@@ -141,6 +142,19 @@ public final class InMemoryPair implements AutoCloseable {
         exposed.remove(rkey);
     }
 
+    /**
+     * If {@code link} is a pair's, runs what is queued on its wire until nothing is (tests:
+     * what a Send they posted by hand sets off has happened); false if that took over 5 s.
+     */
+    static boolean settle(Link link) {
+        return !(link instanceof End e) || e.wire().settle(java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
+    }
+
+    /** {@link #settle(Link)} for this pair: what was sent so far has all been delivered. */
+    boolean settle() {
+        return wire.settle(java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
+    }
+
     /** Rkeys exposed now (either side). */
     int exposedCount() {
         return exposed.size();
@@ -164,9 +178,13 @@ public final class InMemoryPair implements AutoCloseable {
         volatile boolean down;
         final int depth;
 
-        End(int depth, int receives) {
+        End(int depth, InMemoryWire.Port port) {
             this.depth = depth;
-            this.port = new InMemoryWire.Port(receives);
+            this.port = port;
+        }
+
+        InMemoryWire wire() {
+            return wire;
         }
 
         @Override
@@ -242,7 +260,7 @@ public final class InMemoryPair implements AutoCloseable {
             } else {
                 MemorySegment.copy(x.memory(), remoteOffset - base, local.segment(), localOffset, length);
             }
-            wire.transmit(InMemoryWire.RDMA_DONE, port, token, 0, false);
+            wire.transmit(InMemoryWire.RDMA_DONE, port, token, 0);
         }
 
         /** Registered buffers this side "registered" (as a PD would hold them). */
@@ -346,8 +364,23 @@ public final class InMemoryPair implements AutoCloseable {
             }
             down = true;
             peer.down = true;
-            wire.transmit(InMemoryWire.LOST, port, 0, 0, true);
-            wire.transmit(InMemoryWire.LOST, peer.port, 0, 0, true);
+            wire.transmit(InMemoryWire.LOST, port, 0, 0);
+            wire.transmit(InMemoryWire.LOST, peer.port, 0, 0);
+        }
+
+        @Override
+        public boolean pollOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
+            return wire.pollOnCaller(done, deadlineNanos);
+        }
+
+        @Override
+        public void blockingCallStarts() {
+            wire.blockingCallStarts();
+        }
+
+        @Override
+        public void blockingCallEnds() {
+            wire.blockingCallEnds();
         }
     }
 
@@ -356,6 +389,7 @@ public final class InMemoryPair implements AutoCloseable {
     public void close() {
         client.close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
         server.close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
+        wire.close(); // what the closes queued (the link's loss on each side) delivered before the memory goes
         ((End) clientEnd).forgetAll();
         ((End) serverEnd).forgetAll();
         registered.close();

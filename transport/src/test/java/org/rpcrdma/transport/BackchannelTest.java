@@ -38,7 +38,8 @@ class BackchannelTest {
             // the first is answered (its reply grants 2 backward credits), the second held
             assertArrayEquals(new byte[] {1, 2, 3, 4}, results(bc.call(callMsg(8, 1, new byte[] {1, 2, 3, 4})).join()));
             CompletableFuture<ReceivedMessage> parked = bc.call(callMsg(7, 1, new byte[4]));
-            assertTrue(held.get() != null && held.get().xid() == 7);
+            assertTrue(CoreDefectsTest.await(() -> held.get() != null, 5_000), "the held call reached the client");
+            assertEquals(7, held.get().xid());
 
             p.server().engine().onLinkLost(new RpcRdmaException("test: link down"));
             assertEquals(1, bc.waitingCalls(), "the outstanding backward call waits for the client");

@@ -56,7 +56,7 @@ class ChunkTest extends ChunkBehaviour {
     void aPositionZeroChunkInEightSegmentsIsReadOneSegmentAtATimeAtDepthOne() {
         RpcRdmaOptions o = RAW.toBuilder().inlineThreshold(1024).rdmaDepth(1).build();
         Recorder rec = new Recorder();
-        try (InMemoryPair p = InMemoryPair.open(o, rec); Arena a = Arena.ofConfined()) {
+        try (InMemoryPair p = InMemoryPair.open(o, rec); Arena a = Arena.ofShared()) { // the peer's thread reaches it
             // one call in 8 segments of a Position-Zero Read chunk: one RDMA Read at a time
             MemorySegment call = callMsg(0x53, 1, pattern(8000, 8));
             MemorySegment mem = a.allocate(call.byteSize());
@@ -80,7 +80,7 @@ class ChunkTest extends ChunkBehaviour {
     @Test
     void aDdpArgumentInTheMiddleIsPlacedAtItsPositionWithItsPadAndInlineContentResumesAligned() {
         Recorder rec = new Recorder();
-        try (InMemoryPair p = InMemoryPair.open(RAW, rec); Arena a = Arena.ofConfined()) {
+        try (InMemoryPair p = InMemoryPair.open(RAW, rec); Arena a = Arena.ofShared()) { // the peer's thread reaches it
             // call: 40-byte header, a 4-byte length word, 5 bytes of opaque data (+3 pad) in a
             // read chunk at position 44, then 8 bytes of inline content after it
             byte[] data = {11, 12, 13, 14, 15};
@@ -105,7 +105,7 @@ class ChunkTest extends ChunkBehaviour {
     @Test
     void aPositionZeroReadChunkInSeveralSegmentsCarriesTheWholeCall() {
         Recorder rec = new Recorder();
-        try (InMemoryPair p = InMemoryPair.open(RAW, rec); Arena a = Arena.ofConfined()) {
+        try (InMemoryPair p = InMemoryPair.open(RAW, rec); Arena a = Arena.ofShared()) { // the peer's thread reaches it
             MemorySegment call = callMsg(0x52, 1, pattern(3000, 3));
             MemorySegment mem = a.allocate(call.byteSize());
             mem.copyFrom(call);
@@ -178,7 +178,7 @@ class ChunkTest extends ChunkBehaviour {
     @Test
     void unusedWriteChunksAndADdpResultWithoutPad() {
         List<IncomingCall> held = new ArrayList<>();
-        try (InMemoryPair p = InMemoryPair.open(RAW, held::add); Arena a = Arena.ofConfined()) {
+        try (InMemoryPair p = InMemoryPair.open(RAW, held::add); Arena a = Arena.ofShared()) { // the peer reaches it
             MemorySegment target = a.allocate(16);
             target.fill((byte) 0x55);
             int rkey = RawAccess.expose(p.client(), target, true);
@@ -214,7 +214,7 @@ class ChunkTest extends ChunkBehaviour {
     @Test
     void severalDdpResultsGoIntoTheirWriteChunksInOrderAndMoreResultsThanChunksAreRefused() {
         List<IncomingCall> held = new ArrayList<>();
-        try (InMemoryPair p = InMemoryPair.open(RAW, held::add); Arena a = Arena.ofConfined()) {
+        try (InMemoryPair p = InMemoryPair.open(RAW, held::add); Arena a = Arena.ofShared()) { // the peer reaches it
             MemorySegment first = a.allocate(16);
             MemorySegment second = a.allocate(16);
             first.fill((byte) 0x55);

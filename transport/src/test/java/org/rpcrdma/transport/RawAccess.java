@@ -59,6 +59,7 @@ final class RawAccess {
             }
         }
         failure.settle();
+        InMemoryPair.settle(link); // in memory: what it sets off has happened, as tests expect of a Send they post
     }
 
     /** The link below {@code c}. */

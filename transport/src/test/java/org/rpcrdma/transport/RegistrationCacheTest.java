@@ -204,8 +204,10 @@ class RegistrationCacheTest {
             assertEquals(0, cs.get().registrationCacheEvictions());
             assertEquals(0, cs.get().registeredBufferDeregistrations());
             byte[] result = pattern(5000, 9);
+            assertTrue(p.settle());
             held.get(0).reply(echoReply(0x90, 5000), MemorySegment.ofArray(result));
             f.join().release();
+            assertTrue(p.settle());
             assertEquals(2, held.size(), "the second call waited for the first's credit");
             held.get(1).reply(echoReply(0x91, 5000), MemorySegment.ofArray(result));
             g.join().release();
@@ -216,6 +218,7 @@ class RegistrationCacheTest {
                     CallOptions.DEFAULT.withReceptacle(other));
             assertEquals(1, cs.get().registrationCacheEvictions(), "unused now: evicted");
             assertEquals(2, cs.get().zeroCopyExposures());
+            assertTrue(p.settle());
             held.get(0).reply(echoReply(0x92, 5000), MemorySegment.ofArray(result));
             h.join().release();
         }
@@ -296,6 +299,7 @@ class RegistrationCacheTest {
                     CallOptions.DEFAULT.withReceptacle(rec));
             assertEquals(1, p.client().stats().zeroCopyExposures());
             a.close(); // the caller's error: the pages stay registered, the result is lost
+            assertTrue(p.settle());
             held.get(0).reply(echoReply(0xa0, 5000), MemorySegment.ofArray(pattern(5000, 1)));
             CompletionException e = assertThrows(CompletionException.class, f::join);
             assertInstanceOf(RpcRdmaException.class, e.getCause());
@@ -321,6 +325,7 @@ class RegistrationCacheTest {
             junk.segment().fill((byte) 0x77);
             RawAccess.link(p.server()).postWrite(0, junk, 0, 64, rkey, rec.address());
             junk.release();
+            assertTrue(p.settle());
             assertFalse(p.client().isOpen(), "a remote access error");
             assertArrayEquals(data, rec.asSlice(0, data.length).toArray(ValueLayout.JAVA_BYTE), "untouched");
         }

@@ -109,6 +109,7 @@ class RemoteInvalidationTest {
             for (int i = 0; i < 6; i++) {
                 calls.add(p.client().call(callMsg(20 + i, 1, new byte[3000]), CallOptions.DEFAULT));
             }
+            assertTrue(p.settle());
             assertEquals(6, held.size(), "the server pulled every call");
             assertTrue(calls.get(2).cancel(false));
             assertTrue(p.client().isOpen(), "cancelling one call keeps the connection");
@@ -141,7 +142,7 @@ class RemoteInvalidationTest {
     @ParameterizedTest(name = "remote invalidation {0}")
     @ValueSource(booleans = {true, false})
     void aLongCallAndItsReplyChunkShareOneRkeyThatTheReplyInvalidates(boolean on) {
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withRemoteInvalidation(on);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).remoteInvalidation(on).build();
         try (InMemoryPair p = InMemoryPair.open(o, ConnectionLoopbackTest.echo())) {
             byte[] args = new byte[3000];
             new java.util.Random(3).nextBytes(args);
@@ -170,7 +171,7 @@ class RemoteInvalidationTest {
     @Test
     void aCancelledLongCallWithItsReplyChunkHoldsItsOneRkeyForTheReply() {
         java.util.List<IncomingCall> held = new java.util.ArrayList<>();
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().withInlineThreshold(1024).withReconnectAttempts(0);
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).reconnectAttempts(0).build();
         CallHandler echo = ConnectionLoopbackTest.echo();
         CallHandler holdForty = call -> {
             if (call.xid() == 40) {
@@ -219,6 +220,7 @@ class RemoteInvalidationTest {
             MemorySegment.copy(call, 0, buf.segment(), 0, call.byteSize());
             java.util.concurrent.CompletableFuture<ReceivedMessage> f = p.client().call(
                     buf.segment().asSlice(0, call.byteSize()), CallOptions.DEFAULT);
+            assertTrue(p.settle());
             assertEquals(1, held.size());
             assertEquals(1, p.client().stats().zeroCopyExposures(), "exposed in place");
             f.cancel(false);

@@ -41,6 +41,9 @@ import org.rpcrdma.xdr.Xdr;
  */
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class RequesterDefectsTest {
+    /** Inline 1 KiB, 4 credits each way, no backchannel. */
+    private static final RpcRdmaOptions FOUR_CREDITS = RpcRdmaOptions.builder().inlineThreshold(1024)
+            .credits(4).backwardCredits(0).build();
 
     /** Answers the oldest held call once one is held (on a thread of its own). */
     private static void answerWhenHeld(ConcurrentLinkedQueue<IncomingCall> held, long afterMillis) {
@@ -65,29 +68,29 @@ class RequesterDefectsTest {
      */
     @Test
     void aConfinedCallThatWaitsForACreditIsSentAndAnswered() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
+        try (InMemoryPair p = InMemoryPair.open(FOUR_CREDITS, call -> { })) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             AtomicInteger hold = new AtomicInteger(1);
-            p.server.engine().handler(echoOrHold(hold, held));
+            p.server().engine().handler(echoOrHold(hold, held));
             // a new connection's window is 1: the second call waits for the first one's reply
-            CompletableFuture<ReceivedMessage> first = p.client.call(callMsg(1, 1, new byte[4]));
+            CompletableFuture<ReceivedMessage> first = p.client().call(callMsg(1, 1, new byte[4]));
             assertTrue(await(() -> held.size() == 1, 5000), "the first call reached the server");
             CompletableFuture<ReceivedMessage> second;
             try (Arena confined = Arena.ofConfined()) {
                 MemorySegment m = confined.allocate(44);
                 m.copyFrom(callMsg(2, 1, new byte[] {7, 7, 7, 7}));
-                second = p.client.call(m);
-                assertEquals(1, p.client.waitingCalls(), "the confined call waits for a credit");
+                second = p.client().call(m);
+                assertEquals(1, p.client().waitingCalls(), "the confined call waits for a credit");
             } // closed: the transport kept what it needs
             hold.set(0);
             echo().handle(held.poll());
             assertEquals("value", outcome(first, 5000), "the call whose reply freed the credit");
             ReceivedMessage r = second.get(5, TimeUnit.SECONDS);
             assertArrayEquals(new byte[] {7, 7, 7, 7}, results(r), "the confined call, sent by the reply's thread");
-            p.clientSide.sync();
-            assertTrue(p.client.isOpen(), "connection still open");
-            assertEquals(0, p.client.outstandingCalls(), "XID table empty");
-            assertEquals(0, p.client.heldReceives(), "no receive buffer held");
+            assertTrue(p.settle());
+            assertTrue(p.client().isOpen(), "connection still open");
+            assertEquals(0, p.client().outstandingCalls(), "XID table empty");
+            assertEquals(0, p.client().heldReceives(), "no receive buffer held");
         }
     }
 
@@ -97,16 +100,16 @@ class RequesterDefectsTest {
      */
     @Test
     void aCallWhoseArenaWasClosedBeforeItsSendFailsAloneAndTheConnectionSurvives() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
+        try (InMemoryPair p = InMemoryPair.open(FOUR_CREDITS, call -> { })) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
             AtomicInteger hold = new AtomicInteger(1);
-            p.server.engine().handler(echoOrHold(hold, held));
-            CompletableFuture<ReceivedMessage> first = p.client.call(callMsg(1, 1, new byte[4]));
+            p.server().engine().handler(echoOrHold(hold, held));
+            CompletableFuture<ReceivedMessage> first = p.client().call(callMsg(1, 1, new byte[4]));
             assertTrue(await(() -> held.size() == 1, 5000), "the first call reached the server");
             Arena shared = Arena.ofShared();
             MemorySegment m = shared.allocate(44);
             m.copyFrom(callMsg(2, 1, new byte[4]));
-            CompletableFuture<ReceivedMessage> second = p.client.call(m);
+            CompletableFuture<ReceivedMessage> second = p.client().call(m);
             shared.close(); // against the contract: the call is not sent yet
             hold.set(0);
             echo().handle(held.poll());
@@ -114,11 +117,11 @@ class RequesterDefectsTest {
             Throwable t = failureOf(second, 5000);
             assertInstanceOf(IllegalStateException.class, t, "the closed call's own error: " + t);
             assertTrue(t.getMessage().contains("0x2"), t.getMessage());
-            p.clientSide.sync();
-            assertTrue(p.client.isOpen(), "connection still open");
-            assertEquals("value", outcome(p.client.call(callMsg(3, 1, new byte[4])), 5000), "a later call");
-            assertEquals(0, p.client.outstandingCalls(), "XID table empty");
-            assertEquals(0, p.client.heldReceives(), "no receive buffer held");
+            assertTrue(p.settle());
+            assertTrue(p.client().isOpen(), "connection still open");
+            assertEquals("value", outcome(p.client().call(callMsg(3, 1, new byte[4])), 5000), "a later call");
+            assertEquals(0, p.client().outstandingCalls(), "XID table empty");
+            assertEquals(0, p.client().heldReceives(), "no receive buffer held");
         }
     }
 
@@ -251,14 +254,15 @@ class RequesterDefectsTest {
      */
     @Test
     void aBlockingContinuationDoesNotDelayOtherConnectionsTimeouts() throws Exception {
-        try (LoopbackPair a = new LoopbackPair(1024, 4, 0, 4); LoopbackPair b = new LoopbackPair(1024, 4, 0, 4)) {
+        try (InMemoryPair a = InMemoryPair.open(FOUR_CREDITS, call -> { });
+                InMemoryPair b = InMemoryPair.open(FOUR_CREDITS, call -> { })) {
             ConcurrentLinkedQueue<IncomingCall> heldA = new ConcurrentLinkedQueue<>();
             ConcurrentLinkedQueue<IncomingCall> heldB = new ConcurrentLinkedQueue<>();
-            a.server.engine().handler(heldA::add);
-            b.server.engine().handler(heldB::add);
+            a.server().engine().handler(heldA::add);
+            b.server().engine().handler(heldB::add);
             CountDownLatch release = new CountDownLatch(1);
             CountDownLatch blocking = new CountDownLatch(1);
-            a.client.call(callMsg(1, 1, new byte[4]),
+            a.client().call(callMsg(1, 1, new byte[4]),
                     CallOptions.timeout(50, TimeUnit.MILLISECONDS)).whenComplete((r, t) -> {
                 blocking.countDown();
                 try {
@@ -270,7 +274,7 @@ class RequesterDefectsTest {
             try {
                 assertTrue(blocking.await(5, TimeUnit.SECONDS), "the first call timed out");
                 long t0 = System.nanoTime();
-                CompletableFuture<ReceivedMessage> other = b.client.call(callMsg(2, 1, new byte[4]),
+                CompletableFuture<ReceivedMessage> other = b.client().call(callMsg(2, 1, new byte[4]),
                         CallOptions.timeout(200, TimeUnit.MILLISECONDS));
                 Throwable t = failureOf(other, 3000);
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
@@ -285,15 +289,15 @@ class RequesterDefectsTest {
     /** A continuation that waits for another timed call (join) gets that call's timeout. */
     @Test
     void aContinuationThatJoinsATimedCallSeesItTimeOut() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
+        try (InMemoryPair p = InMemoryPair.open(FOUR_CREDITS, call -> { })) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            p.server.engine().handler(held::add);
+            p.server().engine().handler(held::add);
             AtomicReference<Throwable> joined = new AtomicReference<>();
             CountDownLatch done = new CountDownLatch(1);
-            p.client.call(callMsg(1, 1, new byte[4]),
+            p.client().call(callMsg(1, 1, new byte[4]),
                     CallOptions.timeout(50, TimeUnit.MILLISECONDS)).whenComplete((r, t) -> {
                 try {
-                    p.client.call(callMsg(2, 1, new byte[4]), CallOptions.timeout(100, TimeUnit.MILLISECONDS)).join();
+                    p.client().call(callMsg(2, 1, new byte[4]), CallOptions.timeout(100, TimeUnit.MILLISECONDS)).join();
                 } catch (RuntimeException e) {
                     joined.set(e.getCause());
                 }
@@ -307,49 +311,49 @@ class RequesterDefectsTest {
     /** Timeout 0 means no timeout for every call shape: a reply 300 ms later is taken. */
     @Test
     void aTimeoutOfZeroMeansNoneForEveryCallShape() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
+        try (InMemoryPair p = InMemoryPair.open(FOUR_CREDITS, call -> { })) {
             ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            p.server.engine().handler(held::add);
+            p.server().engine().handler(held::add);
             answerWhenHeld(held, 300);
-            ReceivedMessage m = p.client.callAndWait(callMsg(1, 1, new byte[] {1, 2, 3, 4}),
+            ReceivedMessage m = p.client().callAndWait(callMsg(1, 1, new byte[] {1, 2, 3, 4}),
                     CallOptions.timeout(0, TimeUnit.SECONDS));
             assertArrayEquals(new byte[] {1, 2, 3, 4}, results(m), "callAndWait with timeout 0");
             answerWhenHeld(held, 300);
-            byte[] read = p.client.callAndRead(callMsg(2, 1, new byte[] {5, 6, 7, 8}),
+            byte[] read = p.client().callAndRead(callMsg(2, 1, new byte[] {5, 6, 7, 8}),
                     CallOptions.timeout(0, TimeUnit.SECONDS),
                     r -> r.asSlice(24).toArray(ValueLayout.JAVA_BYTE));
             assertArrayEquals(new byte[] {5, 6, 7, 8}, read, "callAndRead with timeout 0");
             answerWhenHeld(held, 300);
-            assertEquals("value", outcome(p.client.call(callMsg(3, 1, new byte[4]),
+            assertEquals("value", outcome(p.client().call(callMsg(3, 1, new byte[4]),
                     CallOptions.timeout(0, TimeUnit.SECONDS)), 5000),
                     "call with timeout 0");
-            assertEquals(0, p.client.stats().callTimeouts());
-            p.clientSide.sync();
-            assertEquals(0, p.client.outstandingCalls());
-            assertEquals(0, p.client.heldReceives());
+            assertEquals(0, p.client().stats().callTimeouts());
+            assertTrue(p.settle());
+            assertEquals(0, p.client().outstandingCalls());
+            assertEquals(0, p.client().heldReceives());
         }
     }
 
     /** A negative timeout is refused by every call shape, naming the value; nothing is sent. */
     @Test
     void aNegativeTimeoutIsRefusedByEveryCallShape() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
-            p.server.engine().handler(echo());
+        try (InMemoryPair p = InMemoryPair.open(FOUR_CREDITS, call -> { })) {
+            p.server().engine().handler(echo());
             MemorySegment call = callMsg(1, 1, new byte[4]);
             List<Throwable> refused = new ArrayList<>();
             refused.add(assertThrows(IllegalArgumentException.class,
-                    () -> p.client.call(call, CallOptions.timeout(-5, TimeUnit.SECONDS))));
+                    () -> p.client().call(call, CallOptions.timeout(-5, TimeUnit.SECONDS))));
             refused.add(assertThrows(IllegalArgumentException.class,
-                    () -> p.client.callAndWait(call, CallOptions.timeout(-5, TimeUnit.SECONDS))));
+                    () -> p.client().callAndWait(call, CallOptions.timeout(-5, TimeUnit.SECONDS))));
             refused.add(assertThrows(IllegalArgumentException.class,
-                    () -> p.client.callAndWait(call, CallOptions.DEFAULT.withTimeout(-5, TimeUnit.SECONDS))));
+                    () -> p.client().callAndWait(call, CallOptions.DEFAULT.withTimeout(-5, TimeUnit.SECONDS))));
             refused.add(assertThrows(IllegalArgumentException.class,
-                    () -> p.client.callAndRead(call, CallOptions.timeout(-5, TimeUnit.SECONDS), r -> 0)));
+                    () -> p.client().callAndRead(call, CallOptions.timeout(-5, TimeUnit.SECONDS), r -> 0)));
             for (Throwable t : refused) {
                 assertTrue(t.getMessage().contains("-5"), "names the value: " + t.getMessage());
             }
-            assertEquals(0, p.client.stats().callsSent(), "nothing sent");
-            assertEquals(0, p.client.outstandingCalls());
+            assertEquals(0, p.client().stats().callsSent(), "nothing sent");
+            assertEquals(0, p.client().outstandingCalls());
         }
     }
 
@@ -375,6 +379,7 @@ class RequesterDefectsTest {
             MemorySegment receptacle = MemorySegment.ofArray(new byte[4096]);
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(0x21, 1, new byte[4]),
                     CallOptions.DEFAULT.withMaxReplyBytes(replyBytes).withReceptacle(receptacle));
+            assertTrue(p.settle());
             assertTrue(f.isDone() && !f.isCompletedExceptionally(), () -> "the reply arrives (got "
                     + f.handle((r, t) -> t).join() + ")");
             ReceivedMessage m = f.join();

@@ -7,6 +7,12 @@ import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
 
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -16,7 +22,7 @@ import org.rpcrdma.xdr.Xdr;
 /**
  * {@link ReusableCallBehaviour} over the in-memory pair, and what only it can show: the
  * whole round trip runs on the calling thread (so the thread's allocation counter sees all
- * of it); and, over the loopback pair, replies handed to a parked caller.
+ * of it); and replies handed to a parked caller when the client's completion context is busy.
  */
 @Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ReusableCallTest extends ReusableCallBehaviour {
@@ -26,22 +32,43 @@ class ReusableCallTest extends ReusableCallBehaviour {
     }
 
     /**
-     * Replies delivered by the link's own completion thread (the test-only loopback pair has
-     * one per side) are handed to the parked caller: the hand-off path.
+     * Replies delivered by the link's own completion thread are handed to the parked caller:
+     * the hand-off path. The client's completion context is busy (its thread runs a backward
+     * call's handler that waits a little), so the caller cannot take its reply itself; the
+     * completion thread delivers it once the handler returns.
      */
     @Test
     void aReplyDeliveredByTheCompletionThreadIsHandedToTheParkedCaller() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
-            p.server.engine().handler(echo());
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).credits(4).backwardCredits(1).build();
+        ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
+        try (InMemoryPair p = InMemoryPair.open(o, echo())) {
+            BlockingQueue<CountDownLatch> entered = new LinkedBlockingQueue<>();
+            p.client().enableBackchannel(call -> {
+                CountDownLatch release = new CountDownLatch(1);
+                entered.add(release);
+                try {
+                    release.await(5, TimeUnit.SECONDS); // holds the client's completion context
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                echo().handle(call);
+            }).get(5, TimeUnit.SECONDS);
             for (int i = 0; i < 5; i++) {
-                byte[] got = p.client.callAndRead(callMsg(10 + i, 1, ARGS),
+                CompletableFuture<ReceivedMessage> backward = p.server().call(callMsg(100 + i, 1, new byte[4]));
+                CountDownLatch release = entered.poll(5, TimeUnit.SECONDS);
+                assertTrue(release != null, "the backward call's handler runs");
+                later.schedule(release::countDown, 50, TimeUnit.MILLISECONDS);
+                byte[] got = p.client().callAndRead(callMsg(10 + i, 1, ARGS),
                         CallOptions.timeout(5, TimeUnit.SECONDS), ReusableCallBehaviour::resultBytes);
                 assertArrayEquals(ARGS, got);
-                assertEquals(1, p.client.engine().freeCallSlots(), "one slot, back in the pool after each call");
+                assertEquals(1, p.client().engine().freeCallSlots(), "one slot, back in the pool after each call");
+                backward.get(5, TimeUnit.SECONDS).release();
             }
-            p.clientSide.sync();
-            assertEquals(0, p.client.heldReceives(), "every reply's receive buffer went back after its reader");
-            assertEquals(5, p.client.stats().repliesHandedOff(), "the loopback's poller took the replies");
+            assertTrue(p.settle());
+            assertEquals(0, p.client().heldReceives(), "every reply's receive buffer went back after its reader");
+            assertEquals(5, p.client().stats().repliesHandedOff(), "the completion thread took the replies");
+        } finally {
+            later.shutdownNow();
         }
     }
 
@@ -50,7 +77,8 @@ class ReusableCallTest extends ReusableCallBehaviour {
     /**
      * The shapes allocate nothing per call on the inline path. Measured with
      * the thread's allocation counter over 20,000 calls after a warm-up, on the in-memory
-     * pair (the whole round trip runs on this thread); the bench's {@code -prof gc} shows the
+     * pair (the whole round trip runs on this thread: a blocking caller polls the wire, and
+     * the callback's is settled); the bench's {@code -prof gc} shows the
      * same. The bound, 1 byte per call, leaves room for the JIT's own bookkeeping only: one
      * object per call (16 bytes at least) fails it.
      */
@@ -88,6 +116,7 @@ class ReusableCallTest extends ReusableCallBehaviour {
                     pair.client().callAndRead(call, fiveSeconds, reader);
                     Xdr.putInt(call, 0, ++xid);
                     pair.client().call(call, cb);
+                    pair.settle(); // its round trip run here too: the callback needs no waiter
                 }
             }
             long perCall = (ThreadAllocation.bytes() - before) / (2L * measured);
