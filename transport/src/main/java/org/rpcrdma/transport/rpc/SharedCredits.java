@@ -24,6 +24,10 @@ package org.rpcrdma.transport.rpc;
  * after {@code promise} more calls arrived, the promise drops to the highest grant sent
  * since.
  *
+ * <p>Our own calls on these connections (a server's backward calls, RFC 8167) need a
+ * receive each for their replies: they draw on a budget of their own, {@code ownCapacity}
+ * for all connections together ({@link #reserveOwn}); a call that finds none waits.
+ *
  * <p>Thread-safe (one lock: a few additions per call).
  */
 public final class SharedCredits {
@@ -36,6 +40,8 @@ public final class SharedCredits {
         private int highestSince;
         /** The grant of the latest reply. */
         private int last = 1;
+        /** Receives kept for the replies to our own calls on this connection. */
+        private int own;
         private boolean left;
     }
 
@@ -44,8 +50,10 @@ public final class SharedCredits {
     private final int maxConnections;
     /** Receives shared above each connection's own one. */
     private final int extras;
+    private final int ownCapacity;
     private int active;
     private int promised;
+    private int ownReserved;
 
     /**
      * @param capacity       receives that back forward grants: the shared queue's buffers
@@ -53,9 +61,10 @@ public final class SharedCredits {
      *                       posting in batches; at least {@code maxConnections}
      * @param max            the most credits one connection is granted (the configured credits)
      * @param maxConnections connections served at once
+     * @param ownCapacity    receives for the replies to our own calls, all connections together
      */
-    public SharedCredits(int capacity, int max, int maxConnections) {
-        if (max < 1 || maxConnections < 1 || capacity < maxConnections) {
+    public SharedCredits(int capacity, int max, int maxConnections, int ownCapacity) {
+        if (max < 1 || maxConnections < 1 || capacity < maxConnections || ownCapacity < 0) {
             throw new IllegalArgumentException("need max >= 1 and capacity >= maxConnections >= 1, got capacity "
                     + capacity + ", max " + max + ", maxConnections " + maxConnections);
         }
@@ -63,6 +72,7 @@ public final class SharedCredits {
         this.max = max;
         this.maxConnections = maxConnections;
         this.extras = capacity - maxConnections;
+        this.ownCapacity = ownCapacity;
     }
 
     /**
@@ -86,6 +96,31 @@ public final class SharedCredits {
         s.left = true;
         active--;
         promised -= s.promise;
+        ownReserved -= s.own;
+        s.own = 0;
+    }
+
+    /**
+     * Keeps {@code n} receives for the replies to our own calls on {@code s} (its calls out,
+     * plus the one about to go): false, and nothing changed, if the budget has no room for
+     * a raise. Lowering always succeeds.
+     */
+    public synchronized boolean reserveOwn(Share s, int n) {
+        if (s.left) {
+            return false;
+        }
+        int delta = n - s.own;
+        if (delta > 0 && ownReserved + delta > ownCapacity) {
+            return false;
+        }
+        ownReserved += delta;
+        s.own = n;
+        return true;
+    }
+
+    /** Receives kept for the replies to our own calls, all connections together. */
+    public synchronized int ownReserved() {
+        return ownReserved;
     }
 
     /** The grant for the next reply to {@code s} (≥ 1, ≤ max). */

@@ -1,6 +1,7 @@
 package org.rpcrdma.transport.rpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class SharedCreditsTest {
     @Test
     void equalSharesNeverZeroNeverAboveMax() {
-        SharedCredits c = new SharedCredits(13, 8, 3);
+        SharedCredits c = new SharedCredits(13, 8, 3, 0);
         SharedCredits.Share a = c.join();
         assertEquals(8, c.grant(a), "alone: the configured credits");
         SharedCredits.Share b = c.join();
@@ -32,7 +33,7 @@ class SharedCreditsTest {
 
     @Test
     void refusesTheConnectionNoReceiveCanBack() {
-        SharedCredits c = new SharedCredits(6, 4, 2);
+        SharedCredits c = new SharedCredits(6, 4, 2, 0);
         assertEquals(4, c.grant(c.join()));
         SharedCredits.Share b = c.join();
         assertNotNull(b, "its own receive was kept for it, whatever the first was granted");
@@ -43,7 +44,7 @@ class SharedCreditsTest {
 
     @Test
     void aLoweredGrantCountsOnlyOnceTheOldOneCannotBeUsed() {
-        SharedCredits c = new SharedCredits(9, 8, 2);
+        SharedCredits c = new SharedCredits(9, 8, 2, 0);
         SharedCredits.Share a = c.join();
         assertEquals(8, c.grant(a));
         SharedCredits.Share b = c.join();
@@ -59,6 +60,23 @@ class SharedCreditsTest {
         assertEquals(4, c.promise(a));
         assertEquals(4, c.grant(b), "now b gets its share");
         assertEquals(8, c.promised());
+    }
+
+    @Test
+    void ownCallsDrawOnABudgetOfTheirOwn() {
+        SharedCredits c = new SharedCredits(4, 4, 2, 3);
+        SharedCredits.Share a = c.join();
+        SharedCredits.Share b = c.join();
+        assertTrue(c.reserveOwn(a, 2));
+        assertTrue(c.reserveOwn(b, 1));
+        assertFalse(c.reserveOwn(b, 2), "the budget of 3 is used up: the call waits");
+        assertEquals(3, c.ownReserved());
+        assertTrue(c.reserveOwn(a, 1), "a reply came: lowering always succeeds");
+        assertTrue(c.reserveOwn(b, 2));
+        c.leave(a);
+        assertEquals(2, c.ownReserved());
+        assertFalse(c.reserveOwn(a, 1), "a connection gone reserves nothing");
+        assertEquals(3, c.grant(b), "forward grants do not draw on it: 1 + the 2 shared");
     }
 
     /**
@@ -86,7 +104,7 @@ class SharedCreditsTest {
     }
 
     private static void simulate(Random rnd, int capacity, int max, int clients) {
-        SharedCredits c = new SharedCredits(capacity, max, clients);
+        SharedCredits c = new SharedCredits(capacity, max, clients, 0);
         List<Client> all = new ArrayList<>();
         for (int step = 0; step < 20_000; step++) {
             int what = rnd.nextInt(100);
