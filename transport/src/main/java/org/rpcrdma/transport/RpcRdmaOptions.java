@@ -38,7 +38,7 @@ public final class RpcRdmaOptions {
             boolean busyPoll, int pollSpinMicros, int connectTimeoutMillis, long callTimeoutMillis, int receiveBatch,
             int signalEvery, long backchannelWaitMillis, int reconnectAttempts, int maxChunkBytes,
             int maxChunkSegments, long chunkMemoryBytes, int rdmaDepth, boolean memoryWindows,
-            boolean remoteInvalidation, boolean backwardChunks, long registrationCacheBytes) {}
+            boolean remoteInvalidation, boolean backwardChunks, long registrationCacheBytes, int sharedReceives) {}
 
     private final Values v;
 
@@ -114,6 +114,11 @@ public final class RpcRdmaOptions {
     /** See {@link Builder#receiveBatch}. */
     public int receiveBatch() {
         return v.receiveBatch();
+    }
+
+    /** See {@link Builder#sharedReceives}. */
+    public int sharedReceives() {
+        return v.sharedReceives();
     }
 
     /** See {@link Builder#signalEvery}. */
@@ -311,6 +316,7 @@ public final class RpcRdmaOptions {
         private boolean remoteInvalidation = true;
         private boolean backwardChunks = true;
         private long registrationCacheBytes = DEFAULT_REGISTRATION_CACHE_BYTES;
+        private int sharedReceives = 0;
 
         private Builder() {
         }
@@ -325,6 +331,7 @@ public final class RpcRdmaOptions {
             connectTimeoutMillis = o.v.connectTimeoutMillis();
             callTimeoutMillis = o.v.callTimeoutMillis();
             receiveBatch = o.v.receiveBatch();
+            sharedReceives = o.v.sharedReceives();
             signalEvery = o.v.signalEvery();
             backchannelWaitMillis = o.v.backchannelWaitMillis();
             reconnectAttempts = o.v.reconnectAttempts();
@@ -416,6 +423,20 @@ public final class RpcRdmaOptions {
          */
         public Builder receiveBatch(int v) {
             receiveBatch = v;
+            return this;
+        }
+
+        /**
+         * Server: its connections take their receives from one shared receive queue per
+         * device of this many buffers of the inline threshold (0: a receive queue and buffers
+         * per connection, as a client has). Registered receive memory is then this times the
+         * inline threshold however many clients there are; an eighth of the buffers is kept
+         * for the replies to backward calls, the rest backs forward credits: each connection
+         * is granted 1 + an equal share of them (at most {@link #credits}), and up to half of
+         * them connections are served at once (more are refused). 0 or 64 to 65536. Default 0.
+         */
+        public Builder sharedReceives(int v) {
+            sharedReceives = v;
             return this;
         }
 
@@ -557,10 +578,13 @@ public final class RpcRdmaOptions {
             check("chunkMemoryBytes", chunkMemoryBytes, 0, 1L << 34);
             check("rdmaDepth", rdmaDepth, 1, 255);
             check("registrationCacheBytes", registrationCacheBytes, 0, 1L << 40);
+            if (sharedReceives != 0) {
+                check("sharedReceives", sharedReceives, 64, 65536);
+            }
             return new RpcRdmaOptions(new Values(inlineThreshold, credits, backwardCredits, backwardCallLimit,
                     busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery,
                     backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes,
-                    rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes));
+                    rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes, sharedReceives));
         }
 
         private static void check(String name, long v, long min, long max) {

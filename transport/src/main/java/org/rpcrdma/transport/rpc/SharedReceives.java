@@ -34,12 +34,20 @@ public final class SharedReceives implements ReceiveQueue {
     }
 
     /**
+     * Nothing: a completion frees no buffer (the pool posts when one is released), and
+     * the pool's lock is one for all connections.
+     */
+    @Override
+    public int replenishAfterCompletion(int required) {
+        return 0;
+    }
+
+    /**
      * Whatever {@code required} says: the grants are backed by the pool as a whole
      * ({@link SharedCredits}), not by receives posted for this connection.
      */
     @Override
     public boolean ensurePosted(int required) {
-        pool.replenish();
         return true;
     }
 
