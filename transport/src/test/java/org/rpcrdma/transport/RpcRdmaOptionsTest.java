@@ -30,6 +30,9 @@ class RpcRdmaOptionsTest {
     void invalidValuesNameTheOption() {
         RpcRdmaOptions d = RpcRdmaOptions.defaults();
         assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withCredits(0)).getMessage().startsWith("credits"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> d.toBuilder().sharedReceives(63).build())
+                .getMessage().startsWith("sharedReceives"));
+        assertEquals(0, d.toBuilder().sharedReceives(0).build().sharedReceives(), "0: receives per connection");
         assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withInlineThreshold(512)).getMessage()
                 .startsWith("inlineThreshold"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> d.withInlineThreshold(1026)).getMessage()
@@ -95,7 +98,7 @@ class RpcRdmaOptionsTest {
                 .callTimeoutMillis(4321).receiveBatch(4).signalEvery(2).backchannelWaitMillis(99)
                 .reconnectAttempts(9).maxChunkBytes(1 << 21).maxChunkSegments(17).chunkMemoryBytes(1 << 22 | 1 << 12)
                 .rdmaDepth(3).memoryWindows(false).remoteInvalidation(false).backwardChunks(false)
-                .registrationCacheBytes(1 << 20).build();
+                .registrationCacheBytes(1 << 20).sharedReceives(512).build();
         RpcRdmaOptions back = o.toBuilder().build();
         List<String> names = new ArrayList<>();
         for (Method m : RpcRdmaOptions.class.getDeclaredMethods()) {
@@ -107,7 +110,7 @@ class RpcRdmaOptionsTest {
                 assertTrue(o.toString().contains(m.getName() + "=" + m.invoke(o)), o.toString());
             }
         }
-        assertEquals(20, names.size(), "every option is covered: " + names);
+        assertEquals(21, names.size(), "every option is covered: " + names);
         assertEquals(o, back);
         assertEquals(o.hashCode(), back.hashCode());
         assertNotEquals(o, o.withCredits(8));
