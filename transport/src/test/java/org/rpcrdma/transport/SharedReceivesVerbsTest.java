@@ -25,10 +25,11 @@ import org.rpcrdma.xdr.Xdr;
 
 /**
  * A server whose connections take their receives from one shared receive queue
- * ({@link RpcRdmaOptions.Builder#sharedReceives}): 20 clients on real verbs, every call
- * answered with its own XID and bytes, backward calls to a subset, registered receive
- * memory the same at 2 and at 20 connections, the grants of all clients together never
- * more than the receives that back them, and every buffer back on the queue at the end.
+ * ({@link RpcRdmaOptions.Builder#sharedReceives}): 20 (and 100) clients on real verbs,
+ * every call answered with its own XID and bytes, backward calls to a subset, registered
+ * receive memory the same at 2 connections as at all of them, the grants of all clients
+ * together never more than the receives that back them, and every buffer back on the
+ * queue at the end.
  */
 @Tag("verbs")
 class SharedReceivesVerbsTest {
@@ -51,9 +52,21 @@ class SharedReceivesVerbsTest {
     @Test
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void twentyClientsShareOneReceiveQueue() throws Exception {
+        clientsShareOneReceiveQueue(20, 4, RpcRdmaOptions.DEFAULT_CHUNK_MEMORY_BYTES);
+    }
+
+    /** 100 connections (in one guest JVM: no chunk memory, which would be 4 MiB a side per connection). */
+    @Test
+    @Timeout(value = 1800, unit = TimeUnit.SECONDS)
+    void aHundredClientsShareOneReceiveQueue() throws Exception {
+        clientsShareOneReceiveQueue(100, 10, 0);
+    }
+
+    /** {@code n} clients, a backward call to every {@code backEvery}-th. */
+    private void clientsShareOneReceiveQueue(int n, int backEvery, long chunkMemory) throws Exception {
         InetAddress ip = deviceAddress();
         RpcRdmaOptions o = RpcRdmaOptions.builder().sharedReceives(SHARED).backwardCredits(2)
-                .connectTimeoutMillis(120_000).build();
+                .connectTimeoutMillis(120_000).chunkMemoryBytes(chunkMemory).build();
         server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), serverSide::add);
         connect(ip, o, 2);
         callEach(0);
@@ -61,9 +74,13 @@ class SharedReceivesVerbsTest {
         int threadsAt2 = serverPollers();
         assertEquals((long) SHARED * o.inlineThreshold(), memoryAt2, "one queue's buffers, none per connection");
 
-        connect(ip, o, 18);
+        long connectStart = System.nanoTime();
+        connect(ip, o, n - 2);
+        long connectMillisEach = (System.nanoTime() - connectStart) / 1_000_000 / (n - 2);
+        long callStart = System.nanoTime();
         callEach(1);
-        assertEquals(memoryAt2, server.receiveMemoryBytes(), "registered receive memory at 20 connections as at 2");
+        long callsPerSecond = (long) n * CALLS * 1_000_000_000L / (System.nanoTime() - callStart);
+        assertEquals(memoryAt2, server.receiveMemoryBytes(), "registered receive memory at " + n + " connections as at 2");
         int windows = 0;
         for (RpcRdmaClient c : clients) {
             int w = c.connection().ownCallWindow();
@@ -73,14 +90,14 @@ class SharedReceivesVerbsTest {
         assertTrue(windows <= FORWARD, "the clients' windows add up to " + windows + ", more than the " + FORWARD
                 + " receives that back them");
 
-        // backward calls to every fourth client: their replies land in the shared queue too
-        assertTrue(waitFor(() -> serverSide.size() == 20));
+        // backward calls to a subset of the clients: their replies land in the shared queue too
+        assertTrue(waitFor(() -> serverSide.size() == n));
         List<CompletableFuture<ReceivedMessage>> back = new ArrayList<>();
         List<Integer> backXids = new ArrayList<>();
-        for (int i = 0; i < 20; i += 4) {
+        for (int i = 0; i < n; i += backEvery) {
             clients.get(i).connection().enableBackchannel(echo()).get(60, TimeUnit.SECONDS);
         }
-        for (int k = 0; k < 20; k += 4) {
+        for (int k = 0; k < n; k += backEvery) {
             Backchannel b = server.backchannel(clients.get(k).clientId());
             for (int j = 0; j < 4; j++) {
                 int xid = 0x7000_0000 | (k << 8) | j;
@@ -88,19 +105,20 @@ class SharedReceivesVerbsTest {
                 back.add(b.call(callMsg(xid, 9, payload(xid)), CallOptions.DEFAULT));
             }
         }
-        assertEquals(20, back.size());
+        assertEquals(4 * ((n + backEvery - 1) / backEvery), back.size());
         for (int i = 0; i < back.size(); i++) {
             check(backXids.get(i), back.get(i).get(60, TimeUnit.SECONDS));
         }
-        System.out.printf("shared receives: threads rpcrdma-server-cq %d at 2, %d at 20 connections;"
-                + " receive memory %d bytes at both; client windows %d in all%n", threadsAt2, serverPollers(),
-                memoryAt2, windows);
+        System.out.printf("shared receives: threads rpcrdma-server-cq %d at 2, %d at %d connections;"
+                + " receive memory %d bytes at both; client windows %d in all; connect %d ms per client;"
+                + " %d calls/s (%d calls at once)%n", threadsAt2, serverPollers(), n, memoryAt2, windows,
+                connectMillisEach, callsPerSecond, n * CALLS);
 
         // all but one leave: every buffer is back on the queue (or free under the watermark)
         for (int i = 1; i < clients.size(); i++) {
             clients.get(i).close();
         }
-        assertTrue(waitFor(() -> server.connections().size() == 1), "the server saw 19 disconnects");
+        assertTrue(waitFor(() -> server.connections().size() == 1), "the server saw every disconnect but one");
         Connection last = server.connections().get(0);
         assertTrue(waitFor(() -> last.heldReceives() == 0));
         assertTrue(last.postedReceives() > SHARED - 8, "posted " + last.postedReceives() + " of " + SHARED);
