@@ -17,7 +17,7 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
         int pollSpinMicros, int connectTimeoutMillis, long callTimeoutMillis, int receiveBatch, int signalEvery,
         long backchannelWaitMillis, int reconnectAttempts, int maxChunkBytes, int maxChunkSegments,
         long chunkMemoryBytes, int rdmaDepth, boolean memoryWindows, boolean remoteInvalidation,
-        boolean backwardChunks, long registrationCacheBytes) {
+        boolean backwardChunks, long registrationCacheBytes, int sharedReceives) {
 
     /** The defaults: what {@code RpcRdmaOptions.builder()} starts from. */
     static final OptionValues DEFAULTS = new OptionValues(
@@ -40,7 +40,8 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
             true,                       // memoryWindows
             true,                       // remoteInvalidation
             true,                       // backwardChunks
-            64L << 20);                 // registrationCacheBytes
+            64L << 20,                  // registrationCacheBytes
+            0);                         // sharedReceives: a receive queue per connection
 
     /** @throws IllegalArgumentException naming the first option out of its range, with the rule */
     OptionValues {
@@ -64,6 +65,9 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
         check("chunkMemoryBytes", chunkMemoryBytes, 0, 1L << 34);
         check("rdmaDepth", rdmaDepth, 1, 255);
         check("registrationCacheBytes", registrationCacheBytes, 0, 1L << 40);
+        if (sharedReceives != 0) {
+            check("sharedReceives", sharedReceives, 64, 65536);
+        }
     }
 
     private static void check(String name, long v, long min, long max) {

@@ -22,6 +22,7 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
     private boolean remoteInvalidation;
     private boolean backwardChunks;
     private long registrationCacheBytes;
+    private int sharedReceives;
 
     OptionsBuilder(OptionValues o) {
         inlineThreshold = o.inlineThreshold();
@@ -44,6 +45,7 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
         remoteInvalidation = o.remoteInvalidation();
         backwardChunks = o.backwardChunks();
         registrationCacheBytes = o.registrationCacheBytes();
+        sharedReceives = o.sharedReceives();
     }
 
     @Override
@@ -167,10 +169,16 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
     }
 
     @Override
+    public RpcRdmaOptions.Builder sharedReceives(int v) {
+        sharedReceives = v;
+        return this;
+    }
+
+    @Override
     public RpcRdmaOptions build() {
         return new RpcRdmaOptions(new OptionValues(inlineThreshold, credits, backwardCredits, backwardCallLimit,
                 busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery,
                 backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes,
-                rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes));
+                rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes, sharedReceives));
     }
 }

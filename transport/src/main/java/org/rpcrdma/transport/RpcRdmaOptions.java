@@ -148,6 +148,11 @@ public final class RpcRdmaOptions {
         return v.registrationCacheBytes();
     }
 
+    /** See {@link Builder#sharedReceives}. */
+    public int sharedReceives() {
+        return v.sharedReceives();
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof RpcRdmaOptions x && v.equals(x.v);
@@ -319,6 +324,18 @@ public final class RpcRdmaOptions {
          * 0: no cache, such memory is copied. 0 to 1 TiB; default 64 MiB.
          */
         Builder registrationCacheBytes(long v);
+
+        /**
+         * Server: its connections take their receives from one shared receive queue per
+         * device of this many buffers of the inline threshold (0: a receive queue and buffers
+         * per connection, as a client has). Registered receive memory is then this times the
+         * inline threshold however many clients there are; an eighth of the buffers is kept
+         * for the replies to backward calls, the rest backs forward credits: each connection
+         * is granted 1 + an equal share of them (at most {@link #credits}, RFC 8166 §3.3.1),
+         * and up to half of them connections are served at once (more are refused). 0 or 64
+         * to 65536. Default 0.
+         */
+        Builder sharedReceives(int v);
 
         /**
          * The options, every value checked.

@@ -10,8 +10,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.rpcrdma.transport.chunk.InvalidationPromise;
 import org.rpcrdma.transport.endpoint.ConnectionAssembly;
+import org.rpcrdma.transport.link.SharedReceiveHardware;
 import org.rpcrdma.transport.link.VerbsLink;
 import org.rpcrdma.transport.rpc.ConnectionSizing;
+import org.rpcrdma.transport.rpc.SharedCredits;
+import org.rpcrdma.transport.rpc.SharedReceives;
 import org.rpcrdma.transport.rpc.StatsCounters;
 import org.rpcrdma.transport.verbs.CmEvent;
 import org.rpcrdma.transport.verbs.CmId;
@@ -42,6 +45,8 @@ public final class RpcRdmaServer implements AutoCloseable {
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private final Map<Long, Backchannel> backchannels = new ConcurrentHashMap<>();
     private final StatsCounters stats = new StatsCounters();
+    /** Per device name, the shared receive queue its connections draw on (sharedReceives > 0); made on first use. */
+    private final Map<String, SharedReceiveHardware> sharedReceives = new ConcurrentHashMap<>();
     private final RegisteredBuffers registered;
     private final Thread cmThread;
     private volatile boolean closing;
@@ -123,6 +128,22 @@ public final class RpcRdmaServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Bytes of registered receive memory: the shared receive queues' (the same however many
+     * clients) plus each connection's own, when it has some.
+     */
+    public long receiveMemoryBytes() {
+        long n = 0;
+        for (SharedReceiveHardware h : sharedReceives.values()) {
+            n += h.registeredBytes();
+        }
+        for (Accepted a : byId.values()) {
+            java.lang.foreign.MemorySegment m = a.link().receiveMemory();
+            n += m == null ? 0 : m.byteSize();
+        }
+        return n;
+    }
+
     /** A snapshot of the counters of all this server's connections, which count together. */
     public RpcRdmaStats stats() {
         return stats.snapshot();
@@ -183,6 +204,7 @@ public final class RpcRdmaServer implements AutoCloseable {
         RpcRdmaOptions o = options;
         VerbsLink link = null;
         Connection c = null;
+        SharedReceives shared = null;
         boolean ok = false;
         try {
             int receiveCount = ConnectionSizing.receiveBuffers(o, false);
@@ -198,8 +220,21 @@ public final class RpcRdmaServer implements AutoCloseable {
             int responderResources = Math.min(ev.responderResources(), Math.min(lim.maxQpRdAtom(), 255));
             LOG.log(Level.DEBUG, "connect request: RDMA Read depth {0} (client offered {1}), responder resources {2}",
                     depth, ev.initiatorDepth(), responderResources);
+            SharedReceiveHardware srq = null;
+            if (o.sharedReceives() > 0) {
+                srq = sharedReceives.computeIfAbsent(id.device().name(), d -> new SharedReceiveHardware(id.device(),
+                        o.sharedReceives(), o.inlineThreshold(), o.receiveBatch(), ConnectionSizing.sharedCredits(o),
+                        GENERATION.incrementAndGet()));
+                SharedCredits.Share share = srq.credits().join();
+                if (share == null) {
+                    throw new RpcRdmaException("serving " + srq.credits().active() + " connections, as many as "
+                            + o.sharedReceives() + " shared receives back");
+                }
+                shared = new SharedReceives(srq.pool(), srq.credits(), share);
+            }
             link = new VerbsLink(id, ConnectionSizing.sendContexts(o, false), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
-                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered.buffers());
+                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered.buffers(),
+                    srq);
             link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             // R (RFC 8797 §4.1): every rkey of ours may be invalidated by the peer's Send with
             // Invalidate (only when we expose through windows); we send one when it sets R too
@@ -208,7 +243,9 @@ public final class RpcRdmaServer implements AutoCloseable {
             ConnectSettings s = ConnectSettings.negotiate(ConnectPrivate.decode(ev.privateData()), mine);
             link.rkeysInvalidatableByPeer(mine.remoteInvalidation()); // ORDER: before a backward call exposes memory
             VerbsLink l = link;
-            c = new ConnectionAssembly(false, o, link, link.receiveMemory(), stats).connection(
+            ConnectionAssembly assembly = shared != null ? new ConnectionAssembly(false, o, link, shared, stats)
+                    : new ConnectionAssembly(false, o, link, link.receiveMemory(), stats);
+            c = assembly.connection(
                     "server<-" + id.handle().address(), s, link.sendMemory(), id.peerAddress(), conn -> {
                         conn.handler(handler);
                         conn.backchannel().listener((bound, clientId) -> backchannel(clientId).bind(bound));
@@ -238,6 +275,8 @@ public final class RpcRdmaServer implements AutoCloseable {
                 if (c != null) {
                     connections.remove(c);
                     c.engine().onLinkLost(new RpcRdmaException("connection request rejected"));
+                } else if (shared != null) {
+                    shared.shutdown(); // its share; the connection's loss does it otherwise
                 }
                 try {
                     id.reject(null);
@@ -319,6 +358,8 @@ public final class RpcRdmaServer implements AutoCloseable {
         connections.clear();
         backchannels.values().forEach(Backchannel::close);
         backchannels.clear();
+        sharedReceives.values().forEach(SharedReceiveHardware::close); // ORDER: after every QP on them
+        sharedReceives.clear();
         registered.close(); // ORDER: after the links deregistered them
         listener.close();
         events.close();

@@ -10,6 +10,7 @@ import org.rpcrdma.transport.rpc.ConnectionEngine;
 import org.rpcrdma.transport.rpc.ConnectionParams;
 import org.rpcrdma.transport.rpc.ConnectionSizing;
 import org.rpcrdma.transport.rpc.ReceivePool;
+import org.rpcrdma.transport.rpc.ReceiveQueue;
 import org.rpcrdma.transport.rpc.StatsCounters;
 import org.rpcrdma.transport.wire.ConnectSettings;
 
@@ -33,7 +34,7 @@ public final class ConnectionAssembly {
     private final RpcRdmaOptions options;
     private final Link link;
     private final StatsCounters counters;
-    private final ReceivePool receives;
+    private final ReceiveQueue receives;
 
     /**
      * @param receiveMemory registered memory for {@code ConnectionSizing.receiveBuffers(options, client)} buffers
@@ -42,12 +43,18 @@ public final class ConnectionAssembly {
      */
     public ConnectionAssembly(boolean client, RpcRdmaOptions options, Link link, MemorySegment receiveMemory,
             StatsCounters counters) {
+        this(client, options, link, receivePool(link, receiveMemory, ConnectionSizing.receiveBuffers(options, client),
+                options.inlineThreshold(), options.receiveBatch(), counters), counters);
+    }
+
+    /** As above, the connection's receives from {@code receives} (a server's shared receive queue). */
+    public ConnectionAssembly(boolean client, RpcRdmaOptions options, Link link, ReceiveQueue receives,
+            StatsCounters counters) {
         this.client = client;
         this.options = options;
         this.link = link;
         this.counters = counters;
-        this.receives = receivePool(link, receiveMemory, ConnectionSizing.receiveBuffers(options, client),
-                options.inlineThreshold(), options.receiveBatch(), counters);
+        this.receives = receives;
     }
 
     /**
@@ -65,7 +72,7 @@ public final class ConnectionAssembly {
     }
 
     /** The receive pool, for an endpoint that posts receives before it connects. */
-    ReceivePool receives() {
+    ReceiveQueue receives() {
         return receives;
     }
 

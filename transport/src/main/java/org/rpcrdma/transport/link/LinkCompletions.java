@@ -35,6 +35,10 @@ public final class LinkCompletions implements CompletionDriver.Cq {
     private final CompletionChannel channel;
     private final ChunkMemory chunks;
     private final int generation;
+    /** The generation of receive wr_ids: the link's, or its shared receive queue's. */
+    private final int recvGeneration;
+    /** Null unless receives come from a shared receive queue. */
+    private final SharedReceiveHardware shared;
     private final WorkCompletions wc = new WorkCompletions(POLL_BATCH);
     /** Copies of the last poll's wr_id, status and byte_len; owned by whoever holds the driver's poll role. */
     private final long[] wcWrId = new long[POLL_BATCH];
@@ -50,6 +54,8 @@ public final class LinkCompletions implements CompletionDriver.Cq {
         this.channel = hw.channel;
         this.chunks = hw.chunks;
         this.generation = generation;
+        this.shared = hw.shared;
+        this.recvGeneration = shared == null ? generation : shared.generation();
     }
 
     /** The connection completions go to, set before the poller starts. */
@@ -124,12 +130,12 @@ public final class LinkCompletions implements CompletionDriver.Cq {
         ConnectionEngine c = conn;
         for (int i = 0; i < n; i++) {
             long w = wcWrId[i];
-            if (WrId.generation(w) != generation) {
+            int op = WrId.op(w);
+            if (WrId.generation(w) != (op == WrId.OP_RECV ? recvGeneration : generation)) {
                 continue; // from an earlier incarnation
             }
             int status = wcStatus[i];
             int slot = WrId.slot(w);
-            int op = WrId.op(w);
             if (op == WrId.OP_LOCAL_INV) {
                 Runnable then = chunks.invalidated(slot, status == WorkCompletions.SUCCESS);
                 if (status != WorkCompletions.SUCCESS && status != WorkCompletions.FLUSHED) {
@@ -197,6 +203,25 @@ public final class LinkCompletions implements CompletionDriver.Cq {
     @Override
     public void failed(RuntimeException e) {
         conn.onLinkLost(e);
+    }
+
+    /**
+     * After the QP was destroyed, before the CQ is (caller holds the gate's write side):
+     * the shared receives still in the CQ, consumed by this QP and never dispatched, go
+     * back to the pool; a link with receives of its own has nothing to do.
+     */
+    void reclaimSharedReceives() {
+        if (shared == null) {
+            return;
+        }
+        for (int n = cq.poll(wc); n > 0; n = cq.poll(wc)) {
+            for (int i = 0; i < n; i++) {
+                long w = wc.wrId(i);
+                if (WrId.op(w) == WrId.OP_RECV && WrId.generation(w) == recvGeneration) {
+                    shared.pool().reclaim(WrId.slot(w));
+                }
+            }
+        }
     }
 
     /** Frees the native completion array (caller holds the gate's write side). */

@@ -37,7 +37,10 @@ public final class LinkHardware {
     final CompletionQueue cq;
     final QueuePair qp;
     final MemoryRegion sendMr;
+    /** Null when receives come from the server's shared receive queue. */
     final MemoryRegion recvMr;
+    /** The server's shared receive side (its PD, SRQ and buffers), or null: receives of our own. */
+    final SharedReceiveHardware shared;
     /** Chunk data and what is exposed to the peer; used under the link's gate like everything native. */
     final ChunkMemory chunks;
     private final Arena arena = Arena.ofShared();
@@ -49,10 +52,13 @@ public final class LinkHardware {
      *                    (else, or false: a registration per RPC)
      * @param callerBuffers the endpoint's registered buffers, exposed in place (null: none)
      * @param guard       runs a release of chunk memory under the link's gate
+     * @param shared      the server's shared receive side: its PD and SRQ are used (not
+     *                    owned), no receive memory of our own; null: our own PD and receives
      */
     LinkHardware(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
             int generation, long chunkMemory, int rdmaDepth, boolean memoryWindows, CallerBuffers callerBuffers,
-            ChunkMemory.Guard guard) {
+            ChunkMemory.Guard guard, SharedReceiveHardware shared) {
+        this.shared = shared;
         Device dev = id.device();
         // Every RPC exposes at most three chunks; most one or two: two windows per send context.
         int windowCount = memoryWindows && chunkMemory > 0 && dev.queryLimits().maxMw() > 0 ? 2 * sendContexts : 0;
@@ -65,15 +71,17 @@ public final class LinkHardware {
         MemoryRegion cm = null;
         boolean ok = false;
         try {
-            p = dev.allocateProtectionDomain();
+            p = shared != null ? shared.protectionDomain() : dev.allocateProtectionDomain();
             ch = busyPoll ? null : dev.createCompletionChannel();
             // A window has at most one bind and one LOCAL_INV on the send queue; when the QP
             // fails, every one of them completes (flushed), signalled or not.
             q = dev.createCompletionQueue(sendContexts + receiveBuffers + rdmaDepth + 2 * windowCount + 8, ch);
-            qp0 = id.createQueuePair(p, q, q, null, new QueuePairCapabilities(
+            qp0 = id.createQueuePair(p, q, q, shared == null ? null : shared.srq(), new QueuePairCapabilities(
                     sendContexts + rdmaDepth + 2 * windowCount + 4, receiveBuffers + 4, 1, 1, 0));
             s = p.register(arena.allocate((long) sendContexts * sendInline, 4096), Access.LOCAL_WRITE);
-            r = p.register(arena.allocate((long) receiveBuffers * recvInline, 4096), Access.LOCAL_WRITE);
+            if (shared == null) {
+                r = p.register(arena.allocate((long) receiveBuffers * recvInline, 4096), Access.LOCAL_WRITE);
+            }
             if (chunkMemory > 0) {
                 cm = p.register(arena.allocate(chunkMemory, 4096),
                         Access.LOCAL_WRITE | (windowCount > 0 ? Access.MW_BIND : 0));
@@ -81,7 +89,7 @@ public final class LinkHardware {
             ok = true;
         } finally {
             if (!ok) {
-                closeQuietly(qp0, cm, r, s, q, ch, p);
+                closeQuietly(qp0, cm, r, s, q, ch, shared == null ? p : null);
                 arena.close();
             }
         }
@@ -103,13 +111,23 @@ public final class LinkHardware {
      * Frees everything (caller holds the gate's write side, the poller has stopped or is
      * freed past): QP, CQ, channel, send and receive MRs, chunk memory, PD, arena.
      *
+     * @param afterQp runs once the QP is destroyed and before the CQ is: the shared receives
+     *                still in the CQ go back to their pool there
      * @return the withdrawals that waited for a LOCAL_INV: the QP is gone, so their rkeys
      *         are dead; the caller runs them once outside the gate
      */
-    Runnable[] close() {
-        closeQuietly(qp, cq, channel, sendMr, recvMr);
+    Runnable[] close(Runnable afterQp) {
+        closeQuietly(qp);
+        try {
+            afterQp.run();
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "after the QP: {0}", e.toString());
+        }
+        closeQuietly(cq, channel, sendMr, recvMr);
         Runnable[] withdrawn = chunks.closeAll();
-        closeQuietly(pd);
+        if (shared == null) {
+            closeQuietly(pd); // a shared PD is the server's
+        }
         arena.close();
         return withdrawn;
     }

@@ -69,21 +69,33 @@ public final class VerbsLink implements Link {
      */
     public VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
             int generation, long chunkMemory, int rdmaDepth, boolean memoryWindows, CallerBuffers callerBuffers) {
+        this(id, sendContexts, sendInline, receiveBuffers, recvInline, busyPoll, generation, chunkMemory, rdmaDepth,
+                memoryWindows, callerBuffers, null);
+    }
+
+    /**
+     * As above, the QP taking its receives from {@code shared} (a server's shared receive
+     * queue, in whose PD everything of this link is made) when not null; receives are then
+     * posted by its pool, never through {@link #postReceives}.
+     */
+    public VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
+            int generation, long chunkMemory, int rdmaDepth, boolean memoryWindows, CallerBuffers callerBuffers,
+            SharedReceiveHardware shared) {
         this.id = id;
         this.rdmaDepth = rdmaDepth;
         this.busyPoll = busyPoll;
         this.hw = new LinkHardware(id, sendContexts, sendInline, receiveBuffers, recvInline, busyPoll, generation,
-                chunkMemory, rdmaDepth, memoryWindows, callerBuffers, this::underGateUnlessGoing);
+                chunkMemory, rdmaDepth, memoryWindows, callerBuffers, this::underGateUnlessGoing, shared);
         WorkRequests w = null;
         LinkCompletions c = null;
         boolean ok = false;
         try {
-            w = new WorkRequests(gate, hw, generation, receiveBuffers, recvInline);
+            w = new WorkRequests(gate, hw, generation, shared == null ? receiveBuffers : 1, recvInline);
             c = new LinkCompletions(gate, hw, generation);
             ok = true;
         } finally {
             if (!ok) {
-                hw.close();
+                hw.close(() -> { });
                 if (w != null) {
                     w.close();
                 }
@@ -98,8 +110,9 @@ public final class VerbsLink implements Link {
         return hw.sendMr.segment();
     }
 
+    /** This link's own receive memory; null when its receives come from a shared receive queue. */
     public MemorySegment receiveMemory() {
-        return hw.recvMr.segment();
+        return hw.recvMr == null ? null : hw.recvMr.segment();
     }
 
     /** Event mode: the poller spins this long after each completion before it arms the channel and sleeps. */
@@ -378,7 +391,7 @@ public final class VerbsLink implements Link {
                 }
             }
             withdrawn = gate.free(() -> {
-                Runnable[] w = hw.close();
+                Runnable[] w = hw.close(completions::reclaimSharedReceives);
                 posts.close();
                 completions.close();
                 return w;

@@ -44,7 +44,8 @@ public final class Arrivals {
     /** A receive completed with {@code length} bytes in receive buffer {@code slot}. */
     public void received(int slot, int length) {
         if (life.isLost()) {
-            return; // buffers were reclaimed when the connection was lost
+            receives.completedAfterLoss(slot); // a connection's own buffers were reclaimed with it
+            return;
         }
         MemorySegment buf;
         try {
@@ -95,6 +96,8 @@ public final class Arrivals {
             } catch (IllegalStateException e) {
                 // reclaimed by a concurrent loss
             }
+        } else {
+            receives.completedAfterLoss(slot);
         }
         life.lost(new RpcRdmaException("receive flushed"));
     }

@@ -37,4 +37,16 @@ public final class ConnectionSizing {
     public static int receiveBuffers(RpcRdmaOptions o, boolean client) {
         return 2 * (ownCalls(o, client) + peerCalls(o, client)) + 2 * o.receiveBatch();
     }
+
+    /**
+     * A server's shared receive queue of {@code o.sharedReceives()} buffers: an eighth for the
+     * replies to backward calls, the watermark's worth never counted (free, not yet posted),
+     * the rest backing forward credits, for up to half as many connections.
+     */
+    public static SharedCredits sharedCredits(RpcRdmaOptions o) {
+        int n = o.sharedReceives();
+        int own = n / 8;
+        int forward = n - own - o.receiveBatch();
+        return new SharedCredits(forward, o.credits(), forward / 2, own);
+    }
 }

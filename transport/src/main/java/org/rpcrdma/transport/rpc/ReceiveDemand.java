@@ -55,12 +55,13 @@ public final class ReceiveDemand {
         // ORDER: the handshake: need, fence, then count
         REQUIRED.setRelease(this, need);
         VarHandle.fullFence();
-        return receives.ensurePosted(need);
+        return receives.ensureForOwnCall(outstanding, need);
     }
 
     /** Under the requester's lock: the need with {@code outstanding} calls out. */
     void publish(int outstanding) {
         REQUIRED.setRelease(this, outstanding + grantToPeer);
+        receives.ownCallsOut(outstanding);
     }
 
     /** The completion thread took a receive: reposts to the need (before the message is handled). */

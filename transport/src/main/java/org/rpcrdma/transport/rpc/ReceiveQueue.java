@@ -60,6 +60,42 @@ public interface ReceiveQueue {
         return buffer(slot).asSlice(offset, length);
     }
 
+    /**
+     * The sender of one more of our own calls, {@code outstanding} being out: whether a
+     * receive is there for its reply ({@code required} in all posted for this connection).
+     */
+    default boolean ensureForOwnCall(int outstanding, int required) {
+        return ensurePosted(required);
+    }
+
+    /** Our own calls out now (their replies need receives); under the requester's lock. */
+    default void ownCallsOut(int outstanding) {
+    }
+
+    /**
+     * The credits the next reply grants the peer (RFC 8166 §3.3.1): {@code configured} for
+     * a connection with receives of its own; a shared receive queue's share otherwise.
+     */
+    default int grantToPeer(int configured) {
+        return configured;
+    }
+
+    /** Calls the peer may have out at most now (more is a credit violation). */
+    default int peerLimit(int configured) {
+        return configured;
+    }
+
+    /** A call of the peer's arrived (counted against what it was granted). */
+    default void peerCallArrived() {
+    }
+
+    /**
+     * A receive completed after the connection was lost: a buffer of a queue shared with
+     * other connections goes back to it; one of this connection's own was reclaimed already.
+     */
+    default void completedAfterLoss(int slot) {
+    }
+
     int posted();
 
     int held();

@@ -131,7 +131,7 @@ public final class Responder {
      * {@code ERR_CHUNK}); the one place RDMA_ERROR is sent. Only for calls.
      */
     void sendError(int xid, int error) {
-        sends.sendError(xid, grantToPeer, error);
+        sends.sendError(xid, receives.grantToPeer(grantToPeer), error);
     }
 
     /**
@@ -162,17 +162,19 @@ public final class Responder {
         int len = h.messageLength();
         boolean imm = !chunked && hd instanceof ImmediateHandler && !immediateBusy
                 && (client || !BackchannelControl.isControlCall(buf, off, len));
+        receives.peerCallArrived();
         int now = imm ? outstanding.get() + 1 : outstanding.incrementAndGet();
         if (now > highWater.get()) {
             highWater.accumulateAndGet(now, Math::max); // rarely: no compare-and-set per call
         }
-        if (now > grantToPeer) {
+        int limit = receives.peerLimit(grantToPeer);
+        if (now > limit) {
             // The peer exceeded the credits we granted: a conforming peer never does.
             stats.creditViolations.increment();
             if (!imm) {
                 outstanding.decrementAndGet();
             }
-            conn.onLinkLost(new RpcRdmaException("peer exceeded its " + grantToPeer + " credits"));
+            conn.onLinkLost(new RpcRdmaException("peer exceeded its " + limit + " credits"));
             return false;
         }
         if (chunked) {
@@ -305,7 +307,7 @@ public final class Responder {
     private void sendReply(PeerCall c, int xid, MemorySegment rpcReply, int invalidateRkey) {
         answered(c); // ORDER: before the Send that lets the peer call again
         // A Reply's rdma_credit grants the peer credits for its direction (RFC 8166 §3.3.3).
-        sends.sendMessage(xid, grantToPeer, rpcReply, invalidateRkey);
+        sends.sendMessage(xid, receives.grantToPeer(grantToPeer), rpcReply, invalidateRkey);
         stats.repliesSent.increment();
     }
 
@@ -356,7 +358,7 @@ public final class Responder {
             return;
         }
         outstanding.decrementAndGet(); // ORDER: before the Send that lets the peer call again
-        String why = writer.send(xid, grantToPeer, rpcReply, chunks, payloads);
+        String why = writer.send(xid, receives.grantToPeer(grantToPeer), rpcReply, chunks, payloads);
         if (why != null) {
             outstanding.incrementAndGet(); // nothing was sent: refuse() answers it
             refuse(c, xid);
