@@ -39,6 +39,7 @@ public final class NfsServer implements AutoCloseable {
     private final Delegations delegations;
     private final OpenStates opens;
     private final CompoundExecutor executor;
+    private final LocalChanges local;
 
     /**
      * A server of {@code root}: {@code leaseSeconds} the lease (RFC 8881 §8.3),
@@ -49,19 +50,22 @@ public final class NfsServer implements AutoCloseable {
         if (!Files.isDirectory(root)) {
             throw new IOException(root + " is not a directory");
         }
-        FileHandles handles = new FileHandles(root.toRealPath(), (int) System.currentTimeMillis());
+        Path real = root.toRealPath();
+        FileHandles handles = new FileHandles(real, (int) System.currentTimeMillis());
         Attrs.Export export = new Attrs.Export(handles, Files.getFileStore(root), leaseSeconds, OpArgs.MAX_IO);
         delegations = new Delegations(TimeUnit.SECONDS.toNanos(leaseSeconds));
         opens = new OpenStates(delegations);
+        Recalls recalls = new Recalls(delegations, new CallbackSender(5_000));
         clients = new ClientTable(TimeUnit.SECONDS.toNanos(leaseSeconds), id -> {
             opens.dropClient(id);
             delegations.dropClient(id);
         });
         byte[] verifier = ByteBuffer.allocate(Nfs4.NFS4_VERIFIER_SIZE).putLong(System.currentTimeMillis()).array();
-        NamespaceHandlers names = new NamespaceHandlers(export, opens);
+        NamespaceHandlers names = new NamespaceHandlers(export, opens, recalls);
         executor = new CompoundExecutor(new SessionHandlers(clients, inlineThreshold, new BackChannelProbe(5_000)),
-                names, new OpenHandlers(handles, opens, clients, names, delegations, new CallbackSender(5_000)),
-                new DataHandlers(handles, opens, verifier));
+                names, new OpenHandlers(handles, opens, clients, names, delegations, recalls),
+                new DataHandlers(handles, opens, recalls, verifier));
+        local = new LocalChanges(real, handles, recalls);
         AtomicInteger n = new AtomicInteger();
         workers = Executors.newFixedThreadPool(threads, r -> daemon(r, "nfs-server-" + n.incrementAndGet()));
         leases = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "nfs-server-leases"));
@@ -87,6 +91,21 @@ public final class NfsServer implements AutoCloseable {
     /** Delegations held now. */
     public int delegations() {
         return delegations.size();
+    }
+
+    /**
+     * Writes {@code data} at {@code offset} of the export's file {@code path} (relative to
+     * the export's root; created if missing), synced to disk. Clients' read delegations of
+     * the file are recalled first (RFC 8881 §10.4.4): this blocks until they are returned,
+     * or revoked a lease after the recall.
+     */
+    public void write(String path, long offset, ByteBuffer data) throws IOException, InterruptedException {
+        local.write(path, offset, data);
+    }
+
+    /** Removes the export's file {@code path}, after recalling its delegations as {@link #write} does. */
+    public void remove(String path) throws IOException, InterruptedException {
+        local.remove(path);
     }
 
     private void compound(CompoundCodec.Args args, RpcServerCall<CompoundCodec.Result> call) {
