@@ -134,7 +134,8 @@ final class NamespaceHandlers {
             throw new NfsError(Nfs4.NFS4ERR_BAD_COOKIE, "cookie " + a.cookie());
         }
         List<String> names = new ArrayList<>();
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(handles.path(dir))) {
+        Path dirPath = handles.path(dir);
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dirPath)) {
             for (Path p : ds) {
                 names.add(p.getFileName().toString());
             }
@@ -154,8 +155,12 @@ final class NamespaceHandlers {
             String name = names.get(i);
             Attrs.Fattr4 f;
             try {
-                long ino = handles.child(dir, name);
-                f = Attrs.of(a.mask(), FileInfo.of(handles.path(ino)), export);
+                // one lstat per entry: its inode is learned from the attributes (ls -l of a
+                // large directory is this loop; a client whose READDIR attributes age past
+                // its attribute cache timeout sends a GETATTR per entry instead)
+                FileInfo info = FileInfo.of(dirPath.resolve(name));
+                handles.learn(dir, name, info.ino());
+                f = Attrs.of(a.mask(), info, export);
             } catch (NfsError e) {
                 f = Attrs.error(a.mask(), e.status);
                 if (f == null) {
