@@ -13,6 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.nfs4.Nfs4;
+import org.rpcrdma.nfs4.Nfs4Client;
 import org.rpcrdma.oncrpc.RpcDispatcher;
 import org.rpcrdma.oncrpc.RpcServerCall;
 import org.rpcrdma.transport.RpcRdmaOptions;
@@ -129,6 +130,25 @@ public final class NfsServer implements AutoCloseable {
         workers.shutdown();
     }
 
+    /** {@link WarmUp} through a connection of ours to {@code address}; a failure is logged, not fatal. */
+    private static void warmUp(String address, int port) {
+        if (new InetSocketAddress(address, port).getAddress().isAnyLocalAddress()) {
+            LOG.log(Level.INFO, "no warm-up: listening on the wildcard address (give --address)");
+            return;
+        }
+        long t0 = System.nanoTime();
+        try (Nfs4Client c = Nfs4Client.connect(new InetSocketAddress(address, port), RpcRdmaOptions.defaults().withBackwardCredits(2),
+                CallbackSender.CREDENTIAL)) {
+            int n = WarmUp.run(c, 3);
+            LOG.log(Level.INFO, "warmed up in {0} ms (a session, GETATTR, READDIR of {1} entries)",
+                    (System.nanoTime() - t0) / 1_000_000, n);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "warm-up failed (serving anyway): {0}", e.toString());
+        }
+    }
+
     private static Thread daemon(Runnable r, String name) {
         Thread t = new Thread(r, name);
         t.setDaemon(true);
@@ -166,6 +186,7 @@ public final class NfsServer implements AutoCloseable {
             System.out.println("nfs-server: stats " + server.stats().asMap());
             server.close();
         }));
+        warmUp(address, server.port());
         System.out.println("nfs-server: serving " + dir.toRealPath() + " on " + address + ":" + server.port()
                 + " (NFSv4.1 over RDMA, lease " + lease + " s)");
         Thread.currentThread().join();
