@@ -36,7 +36,9 @@ final class LocalChanges {
     }
 
     private static Void writeTo(Path p, long offset, ByteBuffer data) throws IOException {
-        try (FileChannel c = FileChannel.open(p, StandardOpenOption.WRITE, StandardOpenOption.CREATE)) {
+        // not through a symbolic link: its target may be outside the export
+        try (FileChannel c = FileChannel.open(p, StandardOpenOption.WRITE, StandardOpenOption.CREATE,
+                LinkOption.NOFOLLOW_LINKS)) {
             ByteBuffer b = data.duplicate();
             for (long at = offset; b.hasRemaining(); ) {
                 at += c.write(b, at);

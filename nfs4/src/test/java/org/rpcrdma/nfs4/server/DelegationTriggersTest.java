@@ -142,9 +142,14 @@ class DelegationTriggersTest {
     }
 
     @Test
-    void theServersApiRefusesAPathOutOfTheExport() {
+    void theServersApiRefusesAPathOutOfTheExport() throws Exception {
         IoCall.assertRefused(() -> server.write("../outside", 0, ByteBuffer.allocate(1)));
         IoCall.assertRefused(() -> server.remove("sub/../../f"));
+        Path outside = Files.createTempFile("outside", "");
+        Files.createSymbolicLink(dir.resolve("link"), outside);
+        IoCall.assertRefused(() -> server.write("link", 0, ByteBuffer.allocate(1)));
+        assertEquals(0, Files.size(outside), "nothing written through the link");
+        Files.delete(outside);
         assertTrue(Files.exists(dir.resolve("f")));
     }
 
