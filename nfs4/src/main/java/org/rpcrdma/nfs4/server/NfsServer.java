@@ -130,15 +130,19 @@ public final class NfsServer implements AutoCloseable {
         workers.shutdown();
     }
 
+    private static final int WARM_UP_TIMEOUT_MILLIS = 300_000;
+
     /** {@link WarmUp} through a connection of ours to {@code address}; a failure is logged, not fatal. */
     private static void warmUp(String address, int port) {
         if (new InetSocketAddress(address, port).getAddress().isAnyLocalAddress()) {
             LOG.log(Level.INFO, "no warm-up: listening on the wildcard address (give --address)");
             return;
         }
+        // a cold accept takes most of a minute under emulation: the connect and calls wait
+        RpcRdmaOptions o = RpcRdmaOptions.defaults().toBuilder().backwardCredits(2)
+                .connectTimeoutMillis(WARM_UP_TIMEOUT_MILLIS).callTimeoutMillis(WARM_UP_TIMEOUT_MILLIS).build();
         long t0 = System.nanoTime();
-        try (Nfs4Client c = Nfs4Client.connect(new InetSocketAddress(address, port), RpcRdmaOptions.defaults().withBackwardCredits(2),
-                CallbackSender.CREDENTIAL)) {
+        try (Nfs4Client c = Nfs4Client.connect(new InetSocketAddress(address, port), o, CallbackSender.CREDENTIAL)) {
             int n = WarmUp.run(c, 3);
             LOG.log(Level.INFO, "warmed up in {0} ms (a session, GETATTR, READDIR of {1} entries)",
                     (System.nanoTime() - t0) / 1_000_000, n);
