@@ -1,9 +1,15 @@
 package org.rpcrdma.nfs4.server;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
 import org.rpcrdma.nfs4.Compound;
 import org.rpcrdma.nfs4.FileOps;
 import org.rpcrdma.nfs4.Nfs4;
 import org.rpcrdma.nfs4.Nfs4Client;
+import org.rpcrdma.transport.InMemoryPair;
+import org.rpcrdma.transport.RpcRdmaOptions;
 
 /**
  * The server's first client is itself: at start, before it says it serves, it mounts
@@ -30,6 +36,58 @@ final class WarmUp {
     private static final int READDIR_BYTES = 64 * 1024;
 
     private WarmUp() {}
+
+    /**
+     * The per-entry code of READDIR and GETATTR, warmed on a directory of {@code files}
+     * empty files made for it in a temporary directory (the export may hold none, and is not
+     * ours to change), through a second server instance over an in-memory connection, then
+     * removed: a cold listing of 1,000 files took 5.2 s in the guest, long enough for the
+     * Linux client's attributes from READDIR to expire and a GETATTR per file to follow.
+     * Returns the entries listed per round.
+     */
+    static int local(int files, int rounds) throws IOException, InterruptedException {
+        Path dir = Files.createTempDirectory("nfs-server-warm-up");
+        try {
+            for (int i = 0; i < files; i++) {
+                Files.createFile(dir.resolve("f" + i));
+            }
+            try (NfsServer s = new NfsServer(dir, 90, RpcRdmaOptions.DEFAULT_INLINE, 1);
+                    InMemoryPair pair = InMemoryPair.open(RpcRdmaOptions.defaults().withBackwardCredits(2),
+                            s.dispatcher());
+                    Nfs4Client c = Nfs4Client.open(pair.client(), 2, CallbackSender.CREDENTIAL)) {
+                int n = 0;
+                for (int i = 0; i < rounds; i++) {
+                    n = listAll(c);
+                }
+                return n;
+            }
+        } finally {
+            try (Stream<Path> l = Files.list(dir)) {
+                for (Path p : (Iterable<Path>) l::iterator) {
+                    Files.delete(p);
+                }
+            }
+            Files.delete(dir);
+        }
+    }
+
+    /** The root's entries, READDIR after READDIR from each last cookie, as the Linux client lists. */
+    private static int listAll(Nfs4Client c) throws InterruptedException {
+        int n = 0;
+        long cookie = 0;
+        byte[] verifier = new byte[Nfs4.NFS4_VERIFIER_SIZE];
+        while (true) {
+            var rd = FileOps.readdir(cookie, verifier, READDIR_BYTES, READDIR_BYTES, LS_ATTRS);
+            FileOps.ReaddirResult r = c.compound(Compound.of(FileOps.putRootFh(), rd), null, READDIR_BYTES).check()
+                    .get(rd);
+            n += r.entries().size();
+            if (r.eof() || r.entries().isEmpty()) {
+                return n;
+            }
+            cookie = r.entries().getLast().cookie();
+            verifier = r.cookieVerifier();
+        }
+    }
 
     /**
      * {@code rounds} times the mount's GETATTRs and a READDIR of the export's root on

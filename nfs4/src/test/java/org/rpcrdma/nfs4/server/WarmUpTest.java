@@ -55,6 +55,19 @@ class WarmUpTest {
         assertEquals(before, snapshot(), "names, sizes and times of the export unchanged");
     }
 
+    @Test
+    void theLocalWarmUpListsEveryFileThroughSeveralReaddirsAndRemovesItsDirectory() throws Exception {
+        long before = warmUpDirs();
+        assertEquals(1_000, WarmUp.local(1_000, 2), "every entry, READDIR after READDIR from the last cookie");
+        assertEquals(before, warmUpDirs(), "its temporary directory removed");
+    }
+
+    private static long warmUpDirs() throws Exception {
+        try (Stream<Path> s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+            return s.filter(p -> p.getFileName().toString().startsWith("nfs-server-warm-up")).count();
+        }
+    }
+
     private List<String> snapshot() throws Exception {
         try (Stream<Path> s = Files.list(dir)) {
             return s.sorted().map(p -> {
