@@ -71,7 +71,7 @@ ts "ours: scripts/nfs-server $OURS_EXPORT on $RDMA_VM_IP:$OURS_PORT (C1 only: ti
 RPCRDMA_JVM_OPTS="-XX:TieredStopAtLevel=1" "$ROOT/scripts/nfs-server" "$OURS_EXPORT" \
   --address "$RDMA_VM_IP" --port $OURS_PORT >"$LOG" 2>&1 &
 server=$!
-for _ in $(seq 600); do grep -q 'nfs-server: serving' "$LOG" && break; sleep 0.1; done
+for _ in $(seq 3000); do grep -q 'nfs-server: serving' "$LOG" && break; sleep 0.1; done   # after its warm-up
 grep -q 'nfs-server: serving' "$LOG" || fail "our server did not start"
 measure ours $OURS_PORT "$OURS_EXPORT"
 kill -TERM "$server"

@@ -184,6 +184,46 @@ public final class FileOps {
         }, Stateid::decode);
     }
 
+    /** SAVEFH: the current filehandle becomes the saved one (RENAME's source directory). */
+    public static Op<Void> saveFh() {
+        return new Op<>(Nfs4.OP_SAVEFH, "SAVEFH", (w, x) -> { }, r -> null);
+    }
+
+    /** REMOVE of {@code name} in the current directory (RFC 8881 §18.25); its change_info4 is left undecoded. */
+    public static Op<Void> remove(String name) {
+        byte[] n = name(name);
+        return new Op<>(Nfs4.OP_REMOVE, "REMOVE", (w, x) -> w.writeOpaque(n), r -> {
+            r.readBoolean();
+            r.readLong();
+            r.readLong();
+            return null;
+        });
+    }
+
+    /** RENAME of {@code from} in the saved directory to {@code to} in the current one (RFC 8881 §18.26). */
+    public static Op<Void> rename(String from, String to) {
+        byte[] f = name(from);
+        byte[] t = name(to);
+        return new Op<>(Nfs4.OP_RENAME, "RENAME", (w, x) -> w.writeOpaque(f).writeOpaque(t), r -> {
+            for (int i = 0; i < 2; i++) { // source_cinfo, target_cinfo
+                r.readBoolean();
+                r.readLong();
+                r.readLong();
+            }
+            return null;
+        });
+    }
+
+    /** SETATTR of FATTR4_SIZE under {@code stateid} (RFC 8881 §18.30); the result is the attrsset bitmap. */
+    public static Op<int[]> setSize(Stateid stateid, long size) {
+        int[] mask = bitmap(Nfs4.FATTR4_SIZE);
+        return new Op<>(Nfs4.OP_SETATTR, "SETATTR", (w, x) -> {
+            stateid.encode(w);
+            writeBitmap(w, mask);
+            w.writeInt(8).writeLong(size);
+        }, FileOps::readBitmap);
+    }
+
     public static Op<Void> delegReturn(Stateid delegation) {
         return new Op<>(Nfs4.OP_DELEGRETURN, "DELEGRETURN", (w, x) -> delegation.encode(w), r -> null);
     }

@@ -48,6 +48,14 @@ final class CompoundState {
         current = saved;
     }
 
+    /** The client whose session this COMPOUND runs in (after SEQUENCE, which every other operation follows). */
+    long clientId() {
+        if (session == null) {
+            throw new NfsError(Nfs4.NFS4ERR_OP_NOT_IN_SESSION, "no session");
+        }
+        return session.client.id;
+    }
+
     long saved() {
         if (saved < 0) {
             throw new NfsError(Nfs4.NFS4ERR_NOFILEHANDLE, "no saved filehandle");

@@ -27,11 +27,13 @@ final class DataHandlers {
 
     private final FileHandles handles;
     private final OpenStates opens;
+    private final Recalls recalls;
     private final byte[] writeVerifier;
 
-    DataHandlers(FileHandles handles, OpenStates opens, byte[] writeVerifier) {
+    DataHandlers(FileHandles handles, OpenStates opens, Recalls recalls, byte[] writeVerifier) {
         this.handles = handles;
         this.opens = opens;
+        this.recalls = recalls;
         this.writeVerifier = writeVerifier.clone();
     }
 
@@ -68,6 +70,11 @@ final class DataHandlers {
     OpResult write(OpArgs.Write a, CompoundState st) {
         long ino = regular(st.current());
         opens.check(a.stateid(), ino, Nfs4.OPEN4_SHARE_ACCESS_WRITE);
+        if (OpenStates.special(a.stateid())) {
+            // §10.4.4: a WRITE with a special stateid conflicts like an OPEN for writing
+            // (one with an open stateid had its OPEN recall them already)
+            recalls.forClient(st.clientId(), ino);
+        }
         boolean sync = a.stable() != Nfs4.UNSTABLE4;
         long n = 0;
         try (FileChannel c = FileChannel.open(handles.path(ino), StandardOpenOption.WRITE)) {

@@ -91,10 +91,15 @@ final class FileHandles {
         } catch (IOException e) {
             throw NfsError.of(e);
         }
+        learn(dir, name, ino);
+        return ino;
+    }
+
+    /** {@code name} in directory {@code dir} is inode {@code ino} (read by the caller). */
+    void learn(long dir, String name, long ino) {
         if (ino != rootIno) {
             byIno.put(ino, new Entry(dir, name));
         }
-        return ino;
     }
 
     /** A file moved to {@code name} in {@code dir}. */

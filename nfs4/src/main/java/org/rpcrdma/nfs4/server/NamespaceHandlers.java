@@ -26,11 +26,13 @@ final class NamespaceHandlers {
     private final Attrs.Export export;
     private final FileHandles handles;
     private final OpenStates opens;
+    private final Recalls recalls;
 
-    NamespaceHandlers(Attrs.Export export, OpenStates opens) {
+    NamespaceHandlers(Attrs.Export export, OpenStates opens, Recalls recalls) {
         this.export = export;
         this.handles = export.handles();
         this.opens = opens;
+        this.recalls = recalls;
     }
 
     OpResult plain(int code, CompoundState st) {
@@ -112,6 +114,7 @@ final class NamespaceHandlers {
             if (n.size() != null) {
                 opens.check(a.stateid(), ino, Nfs4.OPEN4_SHARE_ACCESS_WRITE);
             }
+            recalls.forClient(st.clientId(), ino); // §10.4.4: another client's SETATTR
             n.apply(handles.path(ino));
             set = n.mask();
         } catch (NfsError e) {
@@ -131,7 +134,8 @@ final class NamespaceHandlers {
             throw new NfsError(Nfs4.NFS4ERR_BAD_COOKIE, "cookie " + a.cookie());
         }
         List<String> names = new ArrayList<>();
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(handles.path(dir))) {
+        Path dirPath = handles.path(dir);
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dirPath)) {
             for (Path p : ds) {
                 names.add(p.getFileName().toString());
             }
@@ -151,8 +155,12 @@ final class NamespaceHandlers {
             String name = names.get(i);
             Attrs.Fattr4 f;
             try {
-                long ino = handles.child(dir, name);
-                f = Attrs.of(a.mask(), FileInfo.of(handles.path(ino)), export);
+                // one lstat per entry: its inode is learned from the attributes (ls -l of a
+                // large directory is this loop; a client whose READDIR attributes age past
+                // its attribute cache timeout sends a GETATTR per entry instead)
+                FileInfo info = FileInfo.of(dirPath.resolve(name));
+                handles.learn(dir, name, info.ino());
+                f = Attrs.of(a.mask(), info, export);
             } catch (NfsError e) {
                 f = Attrs.error(a.mask(), e.status);
                 if (f == null) {
@@ -213,6 +221,7 @@ final class NamespaceHandlers {
         long dir = requireDirectory(st.current());
         Path d = handles.path(dir);
         long ino = handles.child(dir, checkName(a.name()));
+        recalls.forClient(st.clientId(), ino); // §10.4.4: another client's REMOVE of the file
         long before = FileInfo.of(d).change();
         try {
             Files.delete(d.resolve(a.name()));
@@ -237,6 +246,11 @@ final class NamespaceHandlers {
         Long replaced = null;
         if (Files.exists(dst.resolve(a.newName()), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             replaced = handles.child(to, a.newName());
+        }
+        // §10.4.4: another client's RENAME of the file, as its source or its target
+        recalls.forClient(st.clientId(), ino);
+        if (replaced != null) {
+            recalls.forClient(st.clientId(), replaced);
         }
         try {
             Files.move(src.resolve(a.oldName()), dst.resolve(a.newName()), StandardCopyOption.ATOMIC_MOVE);

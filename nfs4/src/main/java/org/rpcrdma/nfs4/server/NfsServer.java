@@ -13,6 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.rpcrdma.nfs4.Nfs4;
+import org.rpcrdma.nfs4.Nfs4Client;
 import org.rpcrdma.oncrpc.RpcDispatcher;
 import org.rpcrdma.oncrpc.RpcServerCall;
 import org.rpcrdma.transport.RpcRdmaOptions;
@@ -39,6 +40,7 @@ public final class NfsServer implements AutoCloseable {
     private final Delegations delegations;
     private final OpenStates opens;
     private final CompoundExecutor executor;
+    private final LocalChanges local;
 
     /**
      * A server of {@code root}: {@code leaseSeconds} the lease (RFC 8881 §8.3),
@@ -49,19 +51,22 @@ public final class NfsServer implements AutoCloseable {
         if (!Files.isDirectory(root)) {
             throw new IOException(root + " is not a directory");
         }
-        FileHandles handles = new FileHandles(root.toRealPath(), (int) System.currentTimeMillis());
+        Path real = root.toRealPath();
+        FileHandles handles = new FileHandles(real, (int) System.currentTimeMillis());
         Attrs.Export export = new Attrs.Export(handles, Files.getFileStore(root), leaseSeconds, OpArgs.MAX_IO);
         delegations = new Delegations(TimeUnit.SECONDS.toNanos(leaseSeconds));
         opens = new OpenStates(delegations);
+        Recalls recalls = new Recalls(delegations, new CallbackSender(5_000));
         clients = new ClientTable(TimeUnit.SECONDS.toNanos(leaseSeconds), id -> {
             opens.dropClient(id);
             delegations.dropClient(id);
         });
         byte[] verifier = ByteBuffer.allocate(Nfs4.NFS4_VERIFIER_SIZE).putLong(System.currentTimeMillis()).array();
-        NamespaceHandlers names = new NamespaceHandlers(export, opens);
+        NamespaceHandlers names = new NamespaceHandlers(export, opens, recalls);
         executor = new CompoundExecutor(new SessionHandlers(clients, inlineThreshold, new BackChannelProbe(5_000)),
-                names, new OpenHandlers(handles, opens, clients, names, delegations, new CallbackSender(5_000)),
-                new DataHandlers(handles, opens, verifier));
+                names, new OpenHandlers(handles, opens, clients, names, delegations, recalls),
+                new DataHandlers(handles, opens, recalls, verifier));
+        local = new LocalChanges(real, handles, recalls);
         AtomicInteger n = new AtomicInteger();
         workers = Executors.newFixedThreadPool(threads, r -> daemon(r, "nfs-server-" + n.incrementAndGet()));
         leases = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "nfs-server-leases"));
@@ -89,6 +94,21 @@ public final class NfsServer implements AutoCloseable {
         return delegations.size();
     }
 
+    /**
+     * Writes {@code data} at {@code offset} of the export's file {@code path} (relative to
+     * the export's root; created if missing), synced to disk. Clients' read delegations of
+     * the file are recalled first (RFC 8881 §10.4.4): this blocks until they are returned,
+     * or revoked a lease after the recall.
+     */
+    public void write(String path, long offset, ByteBuffer data) throws IOException, InterruptedException {
+        local.write(path, offset, data);
+    }
+
+    /** Removes the export's file {@code path}, after recalling its delegations as {@link #write} does. */
+    public void remove(String path) throws IOException, InterruptedException {
+        local.remove(path);
+    }
+
     private void compound(CompoundCodec.Args args, RpcServerCall<CompoundCodec.Result> call) {
         try {
             workers.execute(() -> call.reply(executor.run(args, call.connection())));
@@ -108,6 +128,30 @@ public final class NfsServer implements AutoCloseable {
     public void close() {
         leases.shutdownNow();
         workers.shutdown();
+    }
+
+    private static final int WARM_UP_TIMEOUT_MILLIS = 300_000;
+
+    /** {@link WarmUp} through a connection of ours to {@code address}; a failure is logged, not fatal. */
+    private static void warmUp(String address, int port) {
+        if (new InetSocketAddress(address, port).getAddress().isAnyLocalAddress()) {
+            LOG.log(Level.INFO, "no warm-up: listening on the wildcard address (give --address)");
+            return;
+        }
+        // a cold accept takes most of a minute under emulation: the connect and calls wait
+        RpcRdmaOptions o = RpcRdmaOptions.builder().backwardCredits(2)
+                .connectTimeoutMillis(WARM_UP_TIMEOUT_MILLIS).callTimeoutMillis(WARM_UP_TIMEOUT_MILLIS).build();
+        long t0 = System.nanoTime();
+        try (Nfs4Client c = Nfs4Client.connect(new InetSocketAddress(address, port), o, CallbackSender.CREDENTIAL)) {
+            int n = WarmUp.run(c, 3);
+            int listed = WarmUp.local(1_000, 2);
+            LOG.log(Level.INFO, "warmed up in {0} ms (a session, GETATTR, READDIR of {1} entries; {2} listed"
+                    + " in memory)", (System.nanoTime() - t0) / 1_000_000, n, listed);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException | IOException e) {
+            LOG.log(Level.WARNING, "warm-up failed (serving anyway): {0}", e.toString());
+        }
     }
 
     private static Thread daemon(Runnable r, String name) {
@@ -137,7 +181,7 @@ public final class NfsServer implements AutoCloseable {
             }
         }
         // 32 credits of 1 MiB WRITEs and READs in flight: chunk memory for all of them
-        RpcRdmaOptions o = RpcRdmaOptions.defaults().toBuilder().chunkMemoryBytes(64L << 20).build();
+        RpcRdmaOptions o = RpcRdmaOptions.builder().chunkMemoryBytes(64L << 20).build();
         NfsServer nfs = new NfsServer(dir, lease, o.inlineThreshold(), 4);
         RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(address, port), o, nfs.dispatcher(), null);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -147,6 +191,7 @@ public final class NfsServer implements AutoCloseable {
             System.out.println("nfs-server: stats " + server.stats().asMap());
             server.close();
         }));
+        warmUp(address, server.port());
         System.out.println("nfs-server: serving " + dir.toRealPath() + " on " + address + ":" + server.port()
                 + " (NFSv4.1 over RDMA, lease " + lease + " s)");
         Thread.currentThread().join();

@@ -28,17 +28,17 @@ final class OpenHandlers {
     private final ClientTable clients;
     private final NamespaceHandlers names;
     private final Delegations delegations;
-    private final CallbackSender callbacks;
+    private final Recalls recalls;
     private final Map<Long, byte[]> exclusiveVerifiers = new ConcurrentHashMap<>();
 
     OpenHandlers(FileHandles handles, OpenStates opens, ClientTable clients, NamespaceHandlers names,
-            Delegations delegations, CallbackSender callbacks) {
+            Delegations delegations, Recalls recalls) {
         this.handles = handles;
         this.opens = opens;
         this.clients = clients;
         this.names = names;
         this.delegations = delegations;
-        this.callbacks = callbacks;
+        this.recalls = recalls;
     }
 
     OpResult open(OpArgs.Open a, CompoundState st) {
@@ -79,7 +79,9 @@ final class OpenHandlers {
         if (f.isSymlink()) {
             throw new NfsError(Nfs4.NFS4ERR_SYMLINK, "OPEN of a symbolic link");
         }
-        recallConflicts(a.clientId(), ino, access);
+        if ((access & Nfs4.OPEN4_SHARE_ACCESS_WRITE) != 0) {
+            recalls.forClient(a.clientId(), ino); // §10.4.1: writing conflicts with others' read delegations
+        }
         Stateid s = opens.open(a.clientId(), a.owner(), ino, access, deny);
         st.current(ino);
         Delegations.Delegation d = null;
@@ -109,21 +111,6 @@ final class OpenHandlers {
                 w.writeBoolean(false).writeInt(0).writeInt(0).writeInt(0).writeString("");
             }
         });
-    }
-
-    /**
-     * An OPEN for writing conflicts with other clients' read delegations (§10.4.1): each
-     * is recalled once over its holder's back channel, and the OPEN is answered
-     * NFS4ERR_DELAY (as nfsd does) until they are returned or revoked.
-     */
-    private void recallConflicts(long clientId, long ino, int access) {
-        Delegations.Conflict c = delegations.conflict(clientId, ino, access, System.nanoTime());
-        for (Delegations.Delegation d : c.toRecall()) {
-            callbacks.recall(d);
-        }
-        if (c.waiting()) {
-            throw new NfsError(Nfs4.NFS4ERR_DELAY, "a delegation of the file is being recalled");
-        }
     }
 
     /** OPEN4_CREATE (§18.16.3): what each createmode4 does with a file that exists; the attributes set. */

@@ -20,7 +20,9 @@ final class ConflictingOpen {
     public static void main(String[] args) throws Exception {
         InetSocketAddress addr = new InetSocketAddress(args[0], Integer.parseInt(args[1]));
         AuthSys root = new AuthSys(0, "conflicting-open", 0, 0, new int[0]);
-        try (Nfs4Client c = Nfs4Client.connect(addr, RpcRdmaOptions.builder().backwardCredits(2).build(), root)) {
+        // a cold JVM connecting under emulation takes longer than the default 5 s
+        RpcRdmaOptions o = RpcRdmaOptions.builder().backwardCredits(2).connectTimeoutMillis(120_000).build();
+        try (Nfs4Client c = Nfs4Client.connect(addr, o, root)) {
             long t0 = System.nanoTime();
             Nfs4Client.OpenFile f = c.open(args[2], Nfs4.OPEN4_SHARE_ACCESS_WRITE);
             long ms = (System.nanoTime() - t0) / 1_000_000;

@@ -67,7 +67,7 @@ class DelegationRecallTest {
     }
 
     /** OPEN for read until the back channel's CB_NULL has been answered and a delegation comes with it. */
-    private static Nfs4Client.OpenFile openWithDelegation(Nfs4Client c) throws Exception {
+    static Nfs4Client.OpenFile openWithDelegation(Nfs4Client c) throws Exception {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (true) {
             Nfs4Client.OpenFile f = c.open("f", Nfs4.OPEN4_SHARE_ACCESS_READ);
