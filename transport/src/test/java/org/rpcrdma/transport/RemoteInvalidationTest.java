@@ -151,6 +151,7 @@ class RemoteInvalidationTest {
                         CallOptions.DEFAULT.withMaxReplyBytes(8000)).join());
                 org.junit.jupiter.api.Assertions.assertArrayEquals(args, got, "call " + i);
             }
+            assertTrue(p.settle());
             Supplier<RpcRdmaStats> cs = p.client()::stats;
             assertEquals(3, p.server().stats().rdmaReads());
             assertEquals(3, p.server().stats().rdmaWrites(), "each reply through its Reply chunk");
@@ -170,7 +171,7 @@ class RemoteInvalidationTest {
      */
     @Test
     void aCancelledLongCallWithItsReplyChunkHoldsItsOneRkeyForTheReply() {
-        java.util.List<IncomingCall> held = new java.util.ArrayList<>();
+        java.util.List<IncomingCall> held = new java.util.concurrent.CopyOnWriteArrayList<>();
         RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).reconnectAttempts(0).build();
         CallHandler echo = ConnectionLoopbackTest.echo();
         CallHandler holdForty = call -> {
@@ -184,10 +185,12 @@ class RemoteInvalidationTest {
             p.client().call(callMsg(1, 1, new byte[16]), CallOptions.DEFAULT).join().release();
             java.util.concurrent.CompletableFuture<ReceivedMessage> f = p.client().call(
                     callMsg(40, 1, new byte[3000]), CallOptions.DEFAULT.withMaxReplyBytes(8000));
+            assertTrue(p.settle());
             assertEquals(1, held.size());
             assertTrue(f.cancel(false));
             assertEquals(1, p.exposedCount(), "its one rkey held for the reply");
             echo.handle(held.get(0));
+            assertTrue(p.settle());
             assertTrue(p.client().isOpen() && p.server().isOpen());
             assertEquals(0, p.exposedCount(), "withdrawn by the late reply's Send with Invalidate");
             assertEquals(1, p.client().stats().remoteInvalidations());
