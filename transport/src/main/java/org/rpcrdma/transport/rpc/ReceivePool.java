@@ -85,16 +85,7 @@ public final class ReceivePool implements ReceiveQueue {
      * @param batch      post at least this many at a time when replenishing (≥ 1)
      */
     public ReceivePool(MemorySegment memory, int count, int bufferSize, int batch, Poster poster) {
-        if (count < 1 || bufferSize < 1 || batch < 1) {
-            throw new IllegalArgumentException("count, bufferSize and batch must be >= 1");
-        }
-        if (count > WrId.MAX_SLOT + 1) {
-            throw new IllegalArgumentException("too many receive buffers: " + count);
-        }
-        if (memory.byteSize() < (long) count * bufferSize) {
-            throw new IllegalArgumentException("memory of " + memory.byteSize() + " bytes is smaller than "
-                    + count + " x " + bufferSize);
-        }
+        checkLayout(memory, count, bufferSize, batch);
         this.memory = memory;
         this.bufferSize = bufferSize;
         this.batch = Math.min(batch, count);
@@ -328,5 +319,19 @@ public final class ReceivePool implements ReceiveQueue {
             }
         }
         return n;
+    }
+
+    /** The rules a pool's buffers follow, for this pool and the shared one: one slot per buffer in a work-request id. */
+    static void checkLayout(MemorySegment memory, int count, int bufferSize, int batch) {
+        if (count < 1 || bufferSize < 1 || batch < 1) {
+            throw new IllegalArgumentException("count, bufferSize and batch must be >= 1");
+        }
+        if (count > WrId.MAX_SLOT + 1) {
+            throw new IllegalArgumentException("too many receive buffers: " + count);
+        }
+        if (memory.byteSize() < (long) count * bufferSize) {
+            throw new IllegalArgumentException("memory of " + memory.byteSize() + " bytes is smaller than "
+                    + count + " x " + bufferSize);
+        }
     }
 }

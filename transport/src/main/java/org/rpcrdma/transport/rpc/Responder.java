@@ -307,8 +307,8 @@ public final class Responder {
     private void sendReply(PeerCall c, int xid, MemorySegment rpcReply, int invalidateRkey) {
         answered(c); // ORDER: before the Send that lets the peer call again
         // A Reply's rdma_credit grants the peer credits for its direction (RFC 8166 §3.3.3).
+        stats.repliesSent.increment(); // before the Send: the peer may act on it before this thread returns
         sends.sendMessage(xid, receives.grantToPeer(grantToPeer), rpcReply, invalidateRkey);
-        stats.repliesSent.increment();
     }
 
     /** Answers the call with ERR_CHUNK instead of a reply that cannot be sent; the call is answered. */

@@ -222,8 +222,9 @@ public final class SendQueue {
             if (invalidateRkey == 0) {
                 link.postSend(slot, buffers[slot], length, signalled);
             } else {
-                link.postSendWithInvalidate(slot, buffers[slot], length, signalled, invalidateRkey);
+                // counted before the post: the peer may act on the Send before this thread returns
                 stats.sendsWithInvalidate.increment();
+                link.postSendWithInvalidate(slot, buffers[slot], length, signalled, invalidateRkey);
             }
         } catch (RuntimeException e) {
             failure.force(e);

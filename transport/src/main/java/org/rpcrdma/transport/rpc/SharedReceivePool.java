@@ -47,16 +47,7 @@ public final class SharedReceivePool {
      * @param batch  the watermark: post once this many are FREE (≥ 1)
      */
     public SharedReceivePool(MemorySegment memory, int count, int bufferSize, int batch, ReceivePool.Poster poster) {
-        if (count < 1 || bufferSize < 1 || batch < 1) {
-            throw new IllegalArgumentException("count, bufferSize and batch must be >= 1");
-        }
-        if (count > WrId.MAX_SLOT + 1) {
-            throw new IllegalArgumentException("too many receive buffers: " + count);
-        }
-        if (memory.byteSize() < (long) count * bufferSize) {
-            throw new IllegalArgumentException("memory of " + memory.byteSize() + " bytes is smaller than "
-                    + count + " x " + bufferSize);
-        }
+        ReceivePool.checkLayout(memory, count, bufferSize, batch);
         this.batch = Math.min(batch, count);
         this.buffers = new MemorySegment[count];
         this.views = new MemorySegment[count];
