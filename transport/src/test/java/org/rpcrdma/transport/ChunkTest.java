@@ -71,8 +71,8 @@ class ChunkTest extends ChunkBehaviour {
             RawAccess.send(p.client(), raw(h, null));
             assertEquals(1, rec.seen.size());
             assertArrayEquals(call.toArray(ValueLayout.JAVA_BYTE), rec.seen.get(0));
-            assertEquals(8, p.server().stats().rdmaReads());
-            assertTrue(p.server().stats().rdmaDepthWaits() == 0, "one job: its operations wait inside it");
+            assertEquals(8, RawAccess.settled(p).server().stats().rdmaReads());
+            assertTrue(RawAccess.settled(p).server().stats().rdmaDepthWaits() == 0, "one job: its operations wait inside it");
         }
 
     }
@@ -97,7 +97,7 @@ class ChunkTest extends ChunkBehaviour {
             System.arraycopy(data, 0, want, 44, 5); // then 3 zero pad bytes
             System.arraycopy(new byte[] {21, 22, 23, 24, 25, 26, 27, 28}, 0, want, 52, 8);
             assertArrayEquals(want, rec.seen.get(0));
-            assertEquals(1, p.server().stats().rdmaReads());
+            assertEquals(1, RawAccess.settled(p).server().stats().rdmaReads());
             assertEquals(0, p.server().heldReceives(), "no receive buffer held once the reply went");
         }
     }
@@ -152,8 +152,8 @@ class ChunkTest extends ChunkBehaviour {
             Xdr.putInt(bad, 0, 0x64);
             RawAccess.send(p.client(), bad);
             assertEquals(0, rec.seen.size(), "no hostile call reached the handler");
-            assertEquals(5, p.server().stats().errChunkSent(), () -> p.server().stats() + " / " + p.client().stats());
-            assertEquals(0, p.server().stats().rdmaReads(), "nothing was read");
+            assertEquals(5, RawAccess.settled(p).server().stats().errChunkSent(), () -> RawAccess.settled(p).server().stats() + " / " + p.client().stats());
+            assertEquals(0, RawAccess.settled(p).server().stats().rdmaReads(), "nothing was read");
             assertEquals(0, p.server().peerOutstandingCalls());
             assertTrue(p.server().isOpen() && p.client().isOpen(), "a hostile call costs its call, not the connection");
             // and the connection still serves
@@ -199,14 +199,14 @@ class ChunkTest extends ChunkBehaviour {
             Xdr.putInt(r, 0, 0x80);
             Xdr.putInt(r, 4, OncRpc.REPLY);
             unused.reply(r); // the error arm of a union: no DDP result, chunk returned with zero lengths
-            assertEquals(0, p.server().stats().rdmaWrites());
+            assertEquals(0, RawAccess.settled(p).server().stats().rdmaWrites());
             Xdr.putInt(r, 0, 0x81);
             held.get(1).reply(r, MemorySegment.ofArray(new byte[] {1, 2, 3, 4, 5}));
-            assertEquals(1, p.server().stats().rdmaWrites(), () -> p.server().stats().toString());
+            assertEquals(1, RawAccess.settled(p).server().stats().rdmaWrites(), () -> RawAccess.settled(p).server().stats().toString());
             byte[] got = target.toArray(ValueLayout.JAVA_BYTE);
             assertArrayEquals(new byte[] {1, 2, 3, 4, 5, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55, 0x55,
                     0x55}, got, "5 bytes written, no pad");
-            assertEquals(2, p.server().stats().repliesSent());
+            assertEquals(2, RawAccess.settled(p).server().stats().repliesSent());
             assertEquals(0, p.server().peerOutstandingCalls());
         }
     }
@@ -243,14 +243,14 @@ class ChunkTest extends ChunkBehaviour {
                     0x55, 0x55}, first.toArray(ValueLayout.JAVA_BYTE));
             assertArrayEquals(new byte[] {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 9, 0x66, 0x66, 0x66, 0x66, 0x66},
                     second.toArray(ValueLayout.JAVA_BYTE));
-            assertEquals(14, p.server().stats().rdmaBytesWritten());
+            assertEquals(14, RawAccess.settled(p).server().stats().rdmaBytesWritten());
             // two results for the one chunk of 0x91: refused, the requester answered ERR_CHUNK
             Xdr.putInt(r, 0, 0x91);
             IncomingCall one = held.get(1);
             org.junit.jupiter.api.Assertions.assertThrows(ReplyRefusedException.class, () -> one.replyDdp(r,
                     List.of(MemorySegment.ofArray(new byte[1]), MemorySegment.ofArray(new byte[1]))));
-            assertEquals(1, p.server().stats().errChunkSent());
-            assertEquals(14, p.server().stats().rdmaBytesWritten(), "nothing written for the refused reply");
+            assertEquals(1, RawAccess.settled(p).server().stats().errChunkSent());
+            assertEquals(14, RawAccess.settled(p).server().stats().rdmaBytesWritten(), "nothing written for the refused reply");
             assertEquals(0, p.server().peerOutstandingCalls());
         }
     }

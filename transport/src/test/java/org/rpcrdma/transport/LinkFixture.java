@@ -1,6 +1,7 @@
 package org.rpcrdma.transport;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -150,11 +151,13 @@ abstract class LinkFixture {
 
                 @Override
                 RpcRdmaStats serverStats() {
+                    assertTrue(p.settle(), "the in-memory link delivered what was sent"); // as a NIC, it delivers asynchronously
                     return p.server().stats();
                 }
 
                 @Override
                 int exposedNow() {
+                    assertTrue(p.settle(), "the in-memory link delivered what was sent");
                     return p.exposedCount();
                 }
 

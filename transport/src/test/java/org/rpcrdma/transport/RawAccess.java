@@ -79,4 +79,15 @@ final class RawAccess {
     static void tap(Connection c, Unmarshal.RawTap tap) {
         c.engine().tap(tap);
     }
+
+    /**
+     * The pair once everything sent so far has been delivered: the in-memory link delivers
+     * asynchronously, like a NIC, so a side's counters may lag what the other side already saw.
+     */
+    static InMemoryPair settled(InMemoryPair p) {
+        if (!p.settle()) {
+            throw new AssertionError("the in-memory link did not deliver what was sent within its wait");
+        }
+        return p;
+    }
 }
