@@ -74,6 +74,13 @@ abstract class LinkFixture {
         /** Rkeys either side exposes now. */
         abstract int exposedNow();
 
+        /**
+         * Waits until what was sent so far has been delivered, where the link can say so: the
+         * in-memory link (asynchronous, like a NIC) can; on verbs callers wait for outcomes.
+         */
+        void settle() {
+        }
+
         abstract RegisteredBuffer allocateRegistered(long bytes);
 
         abstract RegisteredBuffers registeredBuffers();
@@ -159,6 +166,11 @@ abstract class LinkFixture {
                 int exposedNow() {
                     assertTrue(p.settle(), "the in-memory link delivered what was sent");
                     return p.exposedCount();
+                }
+
+                @Override
+                void settle() {
+                    assertTrue(p.settle(), "the in-memory link delivered what was sent");
                 }
 
                 @Override

@@ -94,6 +94,7 @@ abstract class ReceiveDefectsBehaviour {
      * thread reaches the caller before that thread gives the call's buffer back: waited for).
      */
     void quiet(LinkFixture.Ends e) {
+        e.settle(); // a stray reply or error just sent may still be on its way
         Connection c = e.client();
         Connection s = e.server();
         link().await(() -> s.heldReceives() == 0 && c.heldReceives() == 0 && c.outstandingCalls() == 0

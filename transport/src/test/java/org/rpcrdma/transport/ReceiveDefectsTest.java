@@ -35,6 +35,7 @@ class ReceiveDefectsTest extends ReceiveDefectsBehaviour {
      * thread reaches the caller before that thread gives the call's buffer back: waited for).
      */
     private static void quietPair(InMemoryPair p) {
+        RawAccess.settled(p); // what was just sent may still be on its way
         CoreDefectsTest.await(() -> p.server().heldReceives() == 0 && p.client().heldReceives() == 0, 5_000);
         assertEquals(0, p.client().outstandingCalls(), "client: calls outstanding");
         assertEquals(0, p.server().outstandingCalls(), "server: backward calls outstanding");
