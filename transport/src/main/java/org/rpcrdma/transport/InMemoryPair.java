@@ -67,33 +67,36 @@ public final class InMemoryPair implements AutoCloseable {
 
     private record Exposed(End owner, MemorySegment memory, boolean writable) {}
 
-    private InMemoryPair(RpcRdmaOptions o, CallHandler handler) {
-        chunkMemoryBytes = o.chunkMemoryBytes();
-        registered = new RegisteredBuffers(o.registrationCacheBytes());
-        wire = new InMemoryWire(ConnectionSizing.receiveBuffers(o, true), ConnectionSizing.receiveBuffers(o, false));
-        End c = new End(ConnectionSizing.clientTakesBackwardChunks(o) ? o.rdmaDepth() : 0, wire.first());
-        End s = new End(o.rdmaDepth(), wire.second());
+    /**
+     * {@code co} and {@code so} are each side's options; both sides have the smaller inline
+     * threshold, as a negotiation gives; the pair's own memory (chunks, registration cache)
+     * is sized by the client's.
+     */
+    private InMemoryPair(RpcRdmaOptions co, RpcRdmaOptions so, CallHandler handler) {
+        chunkMemoryBytes = co.chunkMemoryBytes();
+        registered = new RegisteredBuffers(co.registrationCacheBytes());
+        wire = new InMemoryWire(ConnectionSizing.receiveBuffers(co, true), ConnectionSizing.receiveBuffers(so, false));
+        End c = new End(ConnectionSizing.clientTakesBackwardChunks(co) ? co.rdmaDepth() : 0, wire.first());
+        End s = new End(so.rdmaDepth(), wire.second());
         c.peer = s;
         s.peer = c;
         clientEnd = c;
         serverEnd = s;
-        client = side(true, "in-memory client", o, c, conn -> {
+        int inline = Math.min(co.inlineThreshold(), so.inlineThreshold());
+        client = side(true, "in-memory client", co, inline, c, conn -> {
             // as an RpcRdmaClient's: what the server knows it by once its backchannel is on
             conn.backchannel().clientInstance(new java.security.SecureRandom().nextLong() | 1);
-            conn.backchannel().backwardChunks(ConnectionSizing.clientTakesBackwardChunks(o));
+            conn.backchannel().backwardChunks(ConnectionSizing.clientTakesBackwardChunks(co));
         });
-        server = side(false, "in-memory server", o, s, conn -> conn.handler(handler));
+        server = side(false, "in-memory server", so, inline, s, conn -> conn.handler(handler));
         ConnectionAssembly.start(client, conn -> bind(c, conn));
         ConnectionAssembly.start(server, conn -> bind(s, conn));
         wire.start("in-memory pair");
     }
 
-    /**
-     * One side as an endpoint assembles it, over this pair's memory; both sides have the
-     * options' inline threshold, as a negotiation between equal options gives.
-     */
-    private ConnectionEngine side(boolean isClient, String name, RpcRdmaOptions o, End end, Consumer<ConnectionEngine> role) {
-        int inline = o.inlineThreshold();
+    /** One side as an endpoint assembles it, over this pair's memory, with the negotiated {@code inline}. */
+    private ConnectionEngine side(boolean isClient, String name, RpcRdmaOptions o, int inline, End end,
+            Consumer<ConnectionEngine> role) {
         MemorySegment receiveMemory = arena.allocate((long) ConnectionSizing.receiveBuffers(o, isClient) * inline);
         var assembly = new ConnectionAssembly(isClient, o, end, receiveMemory, new StatsCounters());
         return assembly.connection(name, new ConnectSettings(inline, inline, o.remoteInvalidation()),
@@ -114,7 +117,15 @@ public final class InMemoryPair implements AutoCloseable {
 
     /** Opens a pair with the options' inline threshold and credits; {@code handler} serves forward calls. */
     public static InMemoryPair open(RpcRdmaOptions options, CallHandler handler) {
-        return new InMemoryPair(options, handler);
+        return new InMemoryPair(options, options, handler);
+    }
+
+    /**
+     * A pair whose sides have options of their own (tests: a server that grants fewer
+     * credits than the client asks for, RFC 8166 §3.3.1).
+     */
+    static InMemoryPair open(RpcRdmaOptions clientOptions, RpcRdmaOptions serverOptions, CallHandler handler) {
+        return new InMemoryPair(clientOptions, serverOptions, handler);
     }
 
     public Connection client() {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
+import static org.rpcrdma.transport.ConnectionLoopbackTest.pair;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.results;
 
 import java.lang.foreign.Arena;
@@ -54,6 +55,21 @@ import org.rpcrdma.xdr.Xdr;
 class CoreDefectsTest {
 
     // ---------------------------------------------------------------- helpers
+
+    /**
+     * True if some thread is blocked entering a monitor inside the connection's engine (the
+     * completion context of an in-memory side may be its own thread or a caller polling for
+     * it, so the test asks whether any thread waits there, not whether one named thread does).
+     */
+    static boolean blockedInEngine() {
+        for (var e : Thread.getAllStackTraces().entrySet()) {
+            if (e.getKey().getState() == Thread.State.BLOCKED && java.util.Arrays.stream(e.getValue())
+                    .anyMatch(f -> f.getClassName().startsWith("org.rpcrdma.transport.rpc."))) {
+                return true;
+            }
+        }
+        return false;
+    }
 
     /** Polls {@code c} until true or {@code timeoutMs} passed; returns its last value. */
     static boolean await(BooleanSupplier c, long timeoutMs) {
@@ -263,62 +279,60 @@ class CoreDefectsTest {
      */
     @Test
     void abandonedCallsAnsweredLateDoNotWedgeTheConnection() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
-            ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            AtomicInteger hold = new AtomicInteger(0);
-            CallHandler echo = echo();
-            p.server.engine().handler(echoOrHold(hold, held));
-            results(p.client.call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS)); // window 4
+        ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
+        AtomicInteger hold = new AtomicInteger(0);
+        CallHandler echo = echo();
+        try (InMemoryPair p = pair(4, 0, echoOrHold(hold, held))) {
+            results(p.client().call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS)); // window 4
             hold.set(1);
             int rounds = 30;
             for (int i = 0; i < rounds; i++) {
-                CompletableFuture<ReceivedMessage> f = p.client.call(callMsg(100 + i, 1, new byte[4]));
+                CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(100 + i, 1, new byte[4]));
                 final int round = i;
                 assertTrue(await(() -> !held.isEmpty(), 5000), () -> "round " + round + ": the call never reached the"
-                        + " server (client wedged): receiveBufferWaits=" + p.client.stats().receiveBufferWaits()
-                        + " heldReceives=" + heldReceives(p.client) + " posted=" + p.client.postedReceives()
-                        + " outstanding=" + p.client.outstandingCalls() + " open=" + p.client.isOpen());
+                        + " server (client wedged): receiveBufferWaits=" + p.client().stats().receiveBufferWaits()
+                        + " heldReceives=" + heldReceives(p.client()) + " posted=" + p.client().postedReceives()
+                        + " outstanding=" + p.client().outstandingCalls() + " open=" + p.client().isOpen());
                 if (i % 2 == 0) {
                     f.cancel(true);
                 } else {
                     f.orTimeout(10, TimeUnit.MILLISECONDS);
                     assertTrue(await(f::isDone, 5000));
                 }
-                long repliesBefore = p.client.stats().repliesReceived();
+                long repliesBefore = p.client().stats().repliesReceived();
                 echo.handle(held.poll()); // the late answer
-                assertTrue(await(() -> p.client.stats().repliesReceived() > repliesBefore, 5000),
+                assertTrue(await(() -> p.client().stats().repliesReceived() > repliesBefore, 5000),
                         "round " + i + ": late reply not received");
-                p.clientSide.sync();
+                p.settle();
             }
             hold.set(0);
-            CompletableFuture<ReceivedMessage> fresh = p.client.call(callMsg(999, 1, new byte[4]));
+            CompletableFuture<ReceivedMessage> fresh = p.client().call(callMsg(999, 1, new byte[4]));
             assertEquals("value", outcome(fresh, 5000), "a fresh call after " + rounds + " abandoned calls");
-            p.clientSide.sync();
-            assertEquals(0, heldReceives(p.client), "receive buffers still held after every reply was released");
-            assertTrue(p.client.isOpen());
+            p.settle();
+            assertEquals(0, heldReceives(p.client()), "receive buffers still held after every reply was released");
+            assertTrue(p.client().isOpen());
         }
     }
 
     /** Every credit taken by abandoned, never-answered calls: the connection must be declared dead. */
     @Test
     void creditsAllAbandonedAndUnansweredDeclareTheConnectionDead() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 4, 0, 4)) {
-            ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            AtomicInteger hold = new AtomicInteger(0);
-            CallHandler echo = echo();
-            p.server.engine().handler(echoOrHold(hold, held));
-            results(p.client.call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS)); // window 4
+        ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
+        AtomicInteger hold = new AtomicInteger(0);
+        CallHandler echo = echo();
+        try (InMemoryPair p = pair(4, 0, echoOrHold(hold, held))) {
+            results(p.client().call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS)); // window 4
             hold.set(1);
             List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
-                fs.add(p.client.call(callMsg(10 + i, 1, new byte[4])));
+                fs.add(p.client().call(callMsg(10 + i, 1, new byte[4])));
             }
             assertTrue(await(() -> held.size() == 4, 5000), "4 calls reached the server");
             fs.forEach(f -> f.cancel(true));
-            assertTrue(await(() -> !p.client.isOpen(), 10_000),
-                    "client still open 10 s after all 4 credits were abandoned: ownCallWindow=" + p.client.ownCallWindow()
-                            + " outstandingCalls=" + p.client.outstandingCalls());
-            CompletableFuture<ReceivedMessage> after = p.client.call(callMsg(50, 1, new byte[4]));
+            assertTrue(await(() -> !p.client().isOpen(), 10_000),
+                    "client still open 10 s after all 4 credits were abandoned: ownCallWindow=" + p.client().ownCallWindow()
+                            + " outstandingCalls=" + p.client().outstandingCalls());
+            CompletableFuture<ReceivedMessage> after = p.client().call(callMsg(50, 1, new byte[4]));
             assertTrue(outcome(after, 5000).startsWith("exception"), "a call on the dead connection fails promptly");
         }
     }
@@ -332,30 +346,27 @@ class CoreDefectsTest {
      */
     @Test
     void requesterNeverSendsRdmaError() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 8, 4, 8)) {
-            ConcurrentLinkedQueue<IncomingCall> serverHeld = new ConcurrentLinkedQueue<>();
-            ConcurrentLinkedQueue<IncomingCall> clientHeld = new ConcurrentLinkedQueue<>();
-            p.server.engine().handler(serverHeld::add);
-            p.client.enableBackchannel(clientHeld::add).get(5, TimeUnit.SECONDS);
-            CompletableFuture<ReceivedMessage> backward = p.server.call(callMsg(5, 200, new byte[4]));
-            CompletableFuture<ReceivedMessage> forward = p.client.call(callMsg(5, 100, new byte[4]));
+        ConcurrentLinkedQueue<IncomingCall> serverHeld = new ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<IncomingCall> clientHeld = new ConcurrentLinkedQueue<>();
+        try (InMemoryPair p = pair(8, 4, serverHeld::add)) {
+            p.client().enableBackchannel(clientHeld::add).get(5, TimeUnit.SECONDS);
+            CompletableFuture<ReceivedMessage> backward = p.server().call(callMsg(5, 200, new byte[4]));
+            CompletableFuture<ReceivedMessage> forward = p.client().call(callMsg(5, 100, new byte[4]));
             assertTrue(await(() -> serverHeld.size() == 1 && clientHeld.size() == 1, 5000), "both calls 5 outstanding");
 
             MemorySegment rpc = acceptedReply(6, OncRpc.SUCCESS, 0); // RPC xid 6 != rdma_xid 5: XID_MISMATCH
             MemorySegment raw = rdmaMsg(5, 8, rpc);
-            p.serverSide.deliver(raw, (int) raw.byteSize());
+            RawAccess.send(p.server(), raw);
 
             String fwd = outcome(forward, 5000);
-            p.clientSide.sync();
-            p.serverSide.sync();
-            p.clientSide.sync();
+            p.settle();
             Checks c = new Checks();
             c.check(fwd.startsWith("exception"), "client's forward call 5 fails within 5 s (was: " + fwd + ")");
-            long errs = p.client.stats().errChunkSent() + p.client.stats().errVersSent();
+            long errs = p.client().stats().errChunkSent() + p.client().stats().errVersSent();
             c.check(errs == 0, "client (a requester) sends no RDMA_ERROR (errChunkSent+errVersSent=" + errs + ")");
             c.check(!backward.isDone(), "server's backward call 5 still pending (was: " + outcome(backward, 0) + ")");
-            c.check(p.server.stats().rdmaErrorsReceived() == 0,
-                    "server received no RDMA_ERROR (rdmaErrorsReceived=" + p.server.stats().rdmaErrorsReceived() + ")");
+            c.check(p.server().stats().rdmaErrorsReceived() == 0,
+                    "server received no RDMA_ERROR (rdmaErrorsReceived=" + p.server().stats().rdmaErrorsReceived() + ")");
             c.done();
         }
     }
@@ -379,11 +390,11 @@ class CoreDefectsTest {
      */
     private void unanswerableReply(boolean oversized) throws Exception {
         final int n = 4;
-        try (LoopbackPair p = new LoopbackPair(1024, n, 0, n)) {
-            ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-            AtomicReference<Throwable> replyThrew = new AtomicReference<>();
-            CallHandler echo = echo();
-            p.server.engine().handler(c -> {
+        ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
+        AtomicReference<Throwable> replyThrew = new AtomicReference<>();
+        CallHandler echo = echo();
+        try (InMemoryPair p = pair(n, 0, c -> { })) {
+            p.server().engine().handler(c -> {
                 byte mode = c.message().bytes().get(ValueLayout.JAVA_BYTE, 40);
                 switch (mode) {
                     case 'B' -> {
@@ -401,8 +412,8 @@ class CoreDefectsTest {
                     default -> echo.handle(c);
                 }
             });
-            results(p.client.call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS)); // window n
-            CompletableFuture<ReceivedMessage> bad = p.client.call(callMsg(0x50, 1, new byte[] {'B', 0, 0, 0}));
+            results(p.client().call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS)); // window n
+            CompletableFuture<ReceivedMessage> bad = p.client().call(callMsg(0x50, 1, new byte[] {'B', 0, 0, 0}));
             Checks c = new Checks();
             c.check(await(() -> replyThrew.get() != null, 5000), "the handler's reply() throws");
             Throwable t = failureOf(bad, 5000);
@@ -414,11 +425,11 @@ class CoreDefectsTest {
             for (int round = 0; round < 3; round++) {
                 List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
                 for (int i = 0; i < n; i++) {
-                    fs.add(p.client.call(callMsg(0x100 + round * n + i, 1, new byte[] {'H', 0, 0, 0})));
+                    fs.add(p.client().call(callMsg(0x100 + round * n + i, 1, new byte[] {'H', 0, 0, 0})));
                 }
                 boolean all = await(() -> held.size() == n, 3000);
                 c.check(all, "round " + round + ": all " + n + " calls held at the server at once (saw " + held.size()
-                        + ", server open=" + p.server.isOpen() + ")");
+                        + ", server open=" + p.server().isOpen() + ")");
                 long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
                 while (System.nanoTime() < end && !fs.stream().allMatch(CompletableFuture::isDone)) {
                     IncomingCall ic;
@@ -431,17 +442,16 @@ class CoreDefectsTest {
                     String o = outcome(f, 0);
                     c.check(o.equals("value"), "round " + round + ": call completes with a reply (was: " + o + ")");
                 }
-                if (!p.client.isOpen()) {
+                if (!p.client().isOpen()) {
                     break;
                 }
             }
-            p.clientSide.sync();
-            p.serverSide.sync();
-            long violations = p.client.stats().creditViolations() + p.server.stats().creditViolations();
+            p.settle();
+            long violations = p.client().stats().creditViolations() + p.server().stats().creditViolations();
             c.check(violations == 0, "no creditViolations (was " + violations + ")");
-            c.check(p.client.isOpen() && p.server.isOpen(), "both sides still open (client " + p.client.isOpen()
-                    + ", server " + p.server.isOpen() + ")");
-            c.check(p.server.peerCallHighWater() <= n, "server saw at most " + n + " calls (saw " + p.server.peerCallHighWater() + ")");
+            c.check(p.client().isOpen() && p.server().isOpen(), "both sides still open (client " + p.client().isOpen()
+                    + ", server " + p.server().isOpen() + ")");
+            c.check(p.server().peerCallHighWater() <= n, "server saw at most " + n + " calls (saw " + p.server().peerCallHighWater() + ")");
             c.done();
         }
     }
@@ -464,13 +474,12 @@ class CoreDefectsTest {
         int forced = 0;
         while (rounds < 5 && problems.isEmpty()) {
             rounds++;
-            try (LoopbackPair p = new LoopbackPair(1024, 1, 0, 1)) { // window 1
-                ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-                p.server.engine().handler(held::add);
+            ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
+            try (InMemoryPair p = pair(1, 0, held::add)) { // window 1
                 Map<CompletableFuture<ReceivedMessage>, Integer> handed = Collections.synchronizedMap(new IdentityHashMap<>());
                 List<String> roundProblems = Collections.synchronizedList(new ArrayList<>());
                 RuntimeException taken = new RuntimeException("taken by the orphan sink");
-                p.client.engine().orphanSink(os -> {
+                p.client().engine().orphanSink(os -> {
                     for (CallRequest o : os) {
                         int k = handed.merge(o.future(), 1, Integer::sum);
                         if (k > 1) {
@@ -481,21 +490,20 @@ class CoreDefectsTest {
                         o.fail(taken);
                     }
                 });
-                Thread clientThread = p.clientSide.exec.submit(Thread::currentThread).get(5, TimeUnit.SECONDS);
                 List<CompletableFuture<ReceivedMessage>> fs = new ArrayList<>();
-                fs.add(p.client.call(callMsg(1, 1, new byte[4]))); // takes the credit
+                fs.add(p.client().call(callMsg(1, 1, new byte[4]))); // takes the credit
                 assertTrue(await(() -> held.size() == 1, 5000));
-                fs.add(p.client.call(callMsg(2, 1, new byte[4]))); // waits for credit
-                fs.add(p.client.call(callMsg(3, 1, new byte[4]))); // waits for credit
-                Object creditWaiters = p.client.engine().requester(); // its lock guards credits and waiting calls
+                fs.add(p.client().call(callMsg(2, 1, new byte[4]))); // waits for credit
+                fs.add(p.client().call(callMsg(3, 1, new byte[4]))); // waits for credit
+                Object creditWaiters = p.client().engine().requester(); // its lock guards credits and waiting calls
                 synchronized (creditWaiters) {
                     echo().handle(held.poll()); // reply to call 1: the client thread releases its credit to call 2
-                    if (await(() -> clientThread.getState() == Thread.State.BLOCKED, 2000)) {
+                    if (await(CoreDefectsTest::blockedInEngine, 2000)) {
                         forced++;
                     }
-                    p.client.engine().onLinkLost(new RpcRdmaException("test: link lost")); // reentrant: we hold the monitor
+                    p.client().engine().onLinkLost(new RpcRdmaException("test: link lost")); // reentrant: we hold the monitor
                 }
-                p.clientSide.sync();
+                p.settle();
                 for (var f : fs) {
                     if (outcome(f, 5000).equals("not done")) {
                         roundProblems.add("a call never completed nor handed over");
@@ -525,12 +533,11 @@ class CoreDefectsTest {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (System.nanoTime() < deadline && problems.isEmpty()) {
                 rounds++;
-                try (LoopbackPair p = new LoopbackPair(1024, 2, 0, 2)) {
-                    p.server.engine().handler(echo());
+                try (InMemoryPair p = pair(2, 0, echo())) {
                     Map<CompletableFuture<ReceivedMessage>, Integer> handed = Collections.synchronizedMap(new IdentityHashMap<>());
                     List<String> roundProblems = Collections.synchronizedList(new ArrayList<>());
                     RuntimeException taken = new RuntimeException("taken by the orphan sink");
-                    p.client.engine().orphanSink(os -> {
+                    p.client().engine().orphanSink(os -> {
                         for (CallRequest o : os) {
                             int k = handed.merge(o.future(), 1, Integer::sum);
                             if (k > 1) {
@@ -546,20 +553,20 @@ class CoreDefectsTest {
                     List<java.util.concurrent.Future<?>> tasks = new ArrayList<>();
                     for (int t = 0; t < 3; t++) {
                         tasks.add(submitters.submit(() -> {
-                            for (int i = 0; i < 100 && p.client.isOpen(); i++) {
-                                CompletableFuture<ReceivedMessage> f = p.client.call(callMsg(xids.getAndIncrement(), 1, new byte[4]));
+                            for (int i = 0; i < 100 && p.client().isOpen(); i++) {
+                                CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(xids.getAndIncrement(), 1, new byte[4]));
                                 fs.add(f);
                                 f.thenAccept(ReceivedMessage::release);
                             }
                         }));
                     }
                     int target = 1 + rnd.nextInt(40);
-                    await(() -> p.client.stats().repliesReceived() >= target, 2000);
-                    p.client.engine().onLinkLost(new RpcRdmaException("test: link lost"));
+                    await(() -> p.client().stats().repliesReceived() >= target, 2000);
+                    p.client().engine().onLinkLost(new RpcRdmaException("test: link lost"));
                     for (var t : tasks) {
                         t.get(5, TimeUnit.SECONDS);
                     }
-                    p.clientSide.sync();
+                    p.settle();
                     for (var f : fs) {
                         if (outcome(f, 5000).equals("not done")) {
                             roundProblems.add("a call never completed nor handed over");
@@ -640,15 +647,13 @@ class CoreDefectsTest {
     /** rdma_credit of a reply that matches no call is not a grant. */
     @Test
     void strayReplyDoesNotChangeTheWindow() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 8, 2, 8)) {
-            p.server.engine().handler(echo());
-            results(p.client.call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS));
-            assertEquals(8, p.client.ownCallWindow(), "test setup: window grew to 8");
+        try (InMemoryPair p = pair(8, 2, echo())) {
+            results(p.client().call(callMsg(1, 1, new byte[4])).get(5, TimeUnit.SECONDS));
+            assertEquals(8, p.client().ownCallWindow(), "test setup: window grew to 8");
             MemorySegment raw = rdmaMsg(99, 1, acceptedReply(99, OncRpc.SUCCESS, 0));
-            p.serverSide.deliver(raw, (int) raw.byteSize());
-            p.clientSide.sync();
-            assertEquals(1, p.client.stats().unmatchedForwardReplies(), "stray reply counted");
-            assertEquals(8, p.client.ownCallWindow(), "a stray reply's rdma_credit must not change the window");
+            RawAccess.send(p.server(), raw);
+            assertEquals(1, p.client().stats().unmatchedForwardReplies(), "stray reply counted");
+            assertEquals(8, p.client().ownCallWindow(), "a stray reply's rdma_credit must not change the window");
         }
     }
 
@@ -698,13 +703,13 @@ class CoreDefectsTest {
     /** What ConnectionLoopbackTest.malformedHeaderDropsConnection means but never asserts. */
     @Test
     void malformedHeaderDropsTheConnection() throws Exception {
-        try (LoopbackPair p = new LoopbackPair(1024, 8, 0, 8)) {
+        try (InMemoryPair p = pair(8, 0, echo())) {
             MemorySegment raw = MemorySegment.ofArray(new byte[6]);
-            p.clientSide.deliver(raw, 6);
-            assertTrue(await(() -> !p.server.isOpen() && !p.client.isOpen(), 5000),
-                    "both sides closed (server open=" + p.server.isOpen() + ", client open=" + p.client.isOpen() + ")");
-            assertEquals(1, p.server.stats().badHeaders());
-            assertEquals(1, p.server.stats().connectionsLost());
+            RawAccess.send(p.client(), raw);
+            assertTrue(await(() -> !p.server().isOpen() && !p.client().isOpen(), 5000),
+                    "both sides closed (server open=" + p.server().isOpen() + ", client open=" + p.client().isOpen() + ")");
+            assertEquals(1, p.server().stats().badHeaders());
+            assertEquals(1, p.server().stats().connectionsLost());
         }
     }
 }

@@ -3,11 +3,18 @@ package org.rpcrdma.transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.rpcrdma.transport.link.VerbsLink;
+import org.rpcrdma.transport.rpc.CallRequest;
 
 /**
  * A kind of link the behaviour suites are played over, as Netty plays one socket suite over
@@ -47,6 +54,14 @@ abstract class LinkFixture {
      * server. The raw peer sees every byte from the first.
      */
     abstract ConformancePlayer.Session conformanceSession(boolean ourServer, RpcRdmaOptions o, CallHandler handler)
+            throws Exception;
+
+    /**
+     * A client that connects again when the server drops it, with {@code o} (adapted): the
+     * server serves forward calls with {@code serverHandler}, the client backward calls with
+     * {@code backward}, its backchannel ready before this returns.
+     */
+    abstract Reconnecting openReconnecting(RpcRdmaOptions o, CallHandler serverHandler, CallHandler backward)
             throws Exception;
 
     /** Fails if the link holds anything no endpoint owns (verbs: a verbs object left open). */
@@ -93,6 +108,34 @@ abstract class LinkFixture {
         public abstract void close() throws Exception;
     }
 
+    /**
+     * A reconnecting client and its server: calls either way go over the connection of the
+     * moment; a drop makes the client connect again and carry over what it should.
+     */
+    abstract static class Reconnecting implements AutoCloseable {
+        /** A forward call over the client's connection now. */
+        abstract CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions options);
+
+        /** A backward call from the server to this client over the connection now. */
+        abstract CompletableFuture<ReceivedMessage> callBack(MemorySegment rpcCall, CallOptions options);
+
+        /** The server drops {@code serverConnection} (its end of a connection to this client). */
+        abstract void drop(Connection serverConnection);
+
+        /** The client's connection now. */
+        abstract Connection client();
+
+        /** The server's end of the connection now (null while there is none). */
+        abstract Connection server();
+
+        /** How many times the client connected again. */
+        abstract long reconnects();
+
+        /** Closes both ends and fails if anything is left. */
+        @Override
+        public abstract void close() throws Exception;
+    }
+
     private static final class InMemory extends LinkFixture {
         @Override
         long patienceMillis() {
@@ -135,6 +178,83 @@ abstract class LinkFixture {
         @Override
         void checkNothingLeft() {
             // the pair's close frees all it has
+        }
+
+        /**
+         * A new pair stands for each connection: the client's calls the lost one hands over
+         * (its orphan sink) go to the next, as {@link RpcRdmaClient} resubmits them.
+         */
+        @Override
+        Reconnecting openReconnecting(RpcRdmaOptions o, CallHandler serverHandler, CallHandler backward) {
+            return new Reconnecting() {
+                final Object lock = new Object();
+                final List<InMemoryPair> all = new CopyOnWriteArrayList<>();
+                final AtomicInteger reconnects = new AtomicInteger();
+                volatile InMemoryPair current = connect();
+
+                InMemoryPair connect() {
+                    InMemoryPair p = InMemoryPair.open(o, serverHandler);
+                    p.client().serveBackwardCalls(backward);
+                    p.server().markBackchannelReady();
+                    p.client().engine().orphanSink(os -> adopt(p, os));
+                    all.add(p);
+                    return p;
+                }
+
+                /** Runs on whatever thread saw the loss, holding no transport lock. */
+                void adopt(InMemoryPair lost, List<CallRequest> orphans) {
+                    InMemoryPair next;
+                    synchronized (lock) {
+                        if (current == lost) {
+                            current = connect();
+                            reconnects.incrementAndGet();
+                        }
+                        next = current;
+                    }
+                    orphans.forEach(next.client().engine()::submit);
+                }
+
+                @Override
+                CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions options) {
+                    return current.client().call(rpcCall, options);
+                }
+
+                @Override
+                CompletableFuture<ReceivedMessage> callBack(MemorySegment rpcCall, CallOptions options) {
+                    return current.server().call(rpcCall, options);
+                }
+
+                /** As the server's QP going to error: both ends see the loss. */
+                @Override
+                void drop(Connection serverConnection) {
+                    RawAccess.link(serverConnection).disconnect();
+                }
+
+                @Override
+                Connection client() {
+                    return current.client();
+                }
+
+                @Override
+                Connection server() {
+                    return current.server();
+                }
+
+                @Override
+                long reconnects() {
+                    return reconnects.get();
+                }
+
+                @Override
+                public void close() {
+                    synchronized (lock) {
+                        for (InMemoryPair p : all) {
+                            p.close();
+                            assertEquals(0, p.registeredBuffers().live(), "registered buffers left");
+                        }
+                    }
+                }
+            };
         }
 
         @Override
@@ -268,6 +388,68 @@ abstract class LinkFixture {
         @Override
         void checkNothingLeft() throws Exception {
             EndpointVerbsTest.closeAndCheckNothingLeft();
+        }
+
+        /** Our server and a reconnecting {@link RpcRdmaClient}; backward calls go through the server's {@link Backchannel}. */
+        @Override
+        Reconnecting openReconnecting(RpcRdmaOptions options, CallHandler serverHandler, CallHandler backward)
+                throws Exception {
+            RpcRdmaOptions o = adapt(options);
+            InetAddress ip = EndpointVerbsTest.deviceAddress();
+            AtomicReference<Connection> latest = new AtomicReference<>();
+            RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, serverHandler, latest::set);
+            RpcRdmaClient client;
+            Backchannel back;
+            try {
+                client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+            } catch (RuntimeException e) {
+                server.close();
+                throw e;
+            }
+            try {
+                client.enableBackchannel(backward).get(60, TimeUnit.SECONDS);
+                back = server.backchannel(client.clientId());
+            } catch (Exception e) {
+                EndpointVerbsTest.closeAndCheckNothingLeft(client, server);
+                throw e;
+            }
+            return new Reconnecting() {
+                @Override
+                CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions callOptions) {
+                    return client.call(rpcCall, callOptions);
+                }
+
+                @Override
+                CompletableFuture<ReceivedMessage> callBack(MemorySegment rpcCall, CallOptions callOptions) {
+                    return back.call(rpcCall, callOptions);
+                }
+
+                @Override
+                void drop(Connection serverConnection) {
+                    serverConnection.close(0, TimeUnit.MILLISECONDS);
+                }
+
+                @Override
+                Connection client() {
+                    return client.connection();
+                }
+
+                /** The connection the server accepted last (a reconnect's replaces the one before). */
+                @Override
+                Connection server() {
+                    return latest.get();
+                }
+
+                @Override
+                long reconnects() {
+                    return client.reconnects();
+                }
+
+                @Override
+                public void close() throws Exception {
+                    EndpointVerbsTest.closeAndCheckNothingLeft(client, server);
+                }
+            };
         }
 
         @Override
