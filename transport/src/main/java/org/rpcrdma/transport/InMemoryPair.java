@@ -150,6 +150,16 @@ public final class InMemoryPair implements AutoCloseable {
         return !(link instanceof End e) || e.wire().settle(java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
     }
 
+    /**
+     * Where the completions of {@code link}'s side go from now on, if it is a pair's (as
+     * {@link org.rpcrdma.transport.link.VerbsLink#deliverTo} for a verbs link).
+     */
+    static void deliverTo(Link link, org.rpcrdma.transport.link.CompletionSink sink) {
+        if (link instanceof End e) {
+            e.port.conn = sink;
+        }
+    }
+
     /** {@link #settle(Link)} for this pair: what was sent so far has all been delivered. */
     boolean settle() {
         return wire.settle(java.util.concurrent.TimeUnit.SECONDS.toNanos(5));

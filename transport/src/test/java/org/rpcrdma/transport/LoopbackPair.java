@@ -70,7 +70,7 @@ final class LoopbackPair implements AutoCloseable {
         public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {
             deliver(buffer, length);
             if (signalled) {
-                exec.execute(() -> conn.engine().arrivals().sendCompleted(slot));
+                exec.execute(() -> conn.engine().sendCompleted(slot));
             }
         }
 
@@ -92,7 +92,7 @@ final class LoopbackPair implements AutoCloseable {
             // Receives land in the receiving connection's own pool buffers.
             MemorySegment dst = peer.conn.engine().receiveBuffer(slot);
             MemorySegment.copy(buffer, 0, dst, 0, length);
-            peer.exec.execute(() -> peer.conn.engine().arrivals().received(slot, length));
+            peer.exec.execute(() -> peer.conn.engine().received(slot, length));
         }
 
         @Override
