@@ -184,6 +184,7 @@ class RemoteInvalidationTest {
             p.client().call(callMsg(1, 1, new byte[16]), CallOptions.DEFAULT).join().release();
             java.util.concurrent.CompletableFuture<ReceivedMessage> f = p.client().call(
                     callMsg(40, 1, new byte[3000]), CallOptions.DEFAULT.withMaxReplyBytes(8000));
+            assertTrue(p.settle(), "the call reached the handler"); // delivery is asynchronous
             assertEquals(1, held.size());
             assertTrue(f.cancel(false));
             assertEquals(1, p.exposedCount(), "its one rkey held for the reply");
