@@ -189,6 +189,7 @@ class RemoteInvalidationTest {
             assertTrue(f.cancel(false));
             assertEquals(1, p.exposedCount(), "its one rkey held for the reply");
             echo.handle(held.get(0));
+            assertTrue(p.settle(), "the late reply reached the client");
             assertTrue(p.client().isOpen() && p.server().isOpen());
             assertEquals(0, p.exposedCount(), "withdrawn by the late reply's Send with Invalidate");
             assertEquals(1, p.client().stats().remoteInvalidations());
