@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.rpcrdma.nfs4.NfsdRecallVerbsTest.step;
 
-import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
@@ -16,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.RpcRdmaException;
+import org.rpcrdma.transport.rpc.ApiBridge;
 
 /**
  * Against the Linux kernel's nfsd in the guest ({@code scripts/verbs-tests --nfsd}): the
@@ -31,15 +31,11 @@ class NfsdReconnectVerbsTest {
     /**
      * The client's link is lost (not closed by us), as a pulled cable or a dead port would
      * lose it; there is no cable in the guest, so the transport's own loss path is taken,
-     * by reflection through the connection's engine (the verbs runner puts the modules on the
-     * class path).
+     * through the engine behind the connection ({@code rpc.ApiBridge}, exported to these
+     * tests by the build).
      */
-    static void dropLink(Connection c) throws Exception {
-        Method engineOf = Connection.class.getDeclaredMethod("engine");
-        engineOf.setAccessible(true);
-        Object engine = engineOf.invoke(c);
-        Method lost = engine.getClass().getMethod("onLinkLost", Throwable.class);
-        lost.invoke(engine, new RpcRdmaException("test: link down"));
+    static void dropLink(Connection c) {
+        ApiBridge.access().engine(c).onLinkLost(new RpcRdmaException("test: link down"));
     }
 
     @Test

@@ -161,8 +161,26 @@ public final class InMemoryPair implements AutoCloseable {
         return !(link instanceof End e) || e.wire().settle(java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
     }
 
-    /** {@link #settle(Link)} for this pair: what was sent so far has all been delivered. */
-    boolean settle() {
+    /**
+     * Where the completions of {@code link}'s side go from now on, if it is a pair's (as
+     * {@link org.rpcrdma.transport.link.VerbsLink#deliverTo} for a verbs link).
+     */
+    static void deliverTo(Link link, org.rpcrdma.transport.link.CompletionSink sink) {
+        if (link instanceof End e) {
+            e.port.conn = sink;
+        }
+    }
+
+    /**
+     * Runs what is queued on the pair, on the calling thread, until neither side has a
+     * completion queued or being run: whatever was sent so far has been delivered and
+     * handled as far as it goes without a new call (a handler that answers at once has
+     * answered; one that keeps its call holds it). For tests of handlers and upper layers
+     * that look at the state an asynchronous call or a one-way message left, without
+     * polling for it. False if that took over 5 s (something keeps sending), or when called
+     * from a handler or callback the pair is running (it cannot wait for itself).
+     */
+    public boolean settle() {
         return wire.settle(java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
     }
 

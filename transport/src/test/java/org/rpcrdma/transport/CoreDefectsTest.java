@@ -241,7 +241,7 @@ class CoreDefectsTest {
                 if (s == null) {
                     break;
                 }
-                conn.engine().arrivals().sendCompleted(s);
+                conn.engine().sendCompleted(s);
             }
             Integer slot;
             synchronized (this) {
@@ -249,7 +249,7 @@ class CoreDefectsTest {
             }
             assertTrue(slot != null, "test setup: client has no receive posted");
             MemorySegment.copy(msg, 0, conn.engine().receiveBuffer(slot), 0, msg.byteSize());
-            conn.engine().arrivals().received(slot, (int) msg.byteSize());
+            conn.engine().received(slot, (int) msg.byteSize());
         }
 
         /** The bytes of the last Send the client posted (transport header included). */

@@ -6,13 +6,12 @@ import org.rpcrdma.transport.link.Link;
 import org.rpcrdma.transport.link.LinkFailure;
 import org.rpcrdma.transport.rpc.SendContextRing;
 import org.rpcrdma.transport.rpc.SendQueue;
-import org.rpcrdma.transport.rpc.Unmarshal;
 
 /**
  * What tests that play a misbehaving or late peer against a real endpoint need of a
  * connection's insides: its link (to post RDMA Reads and Writes or expose memory by hand),
- * a Send of bytes exactly as given (no encoding, no credit, no XID table), and a tap that
- * turns the connection into a raw peer seeing every message undecoded. Reached through the
+ * and a Send of bytes exactly as given (no encoding, no credit, no XID table); {@link RawPeer}
+ * takes the link's completions in the engine's place. Reached through the
  * connection's engine, so a change there breaks compilation here.
  *
  * <p>A Send must come from one of the connection's send contexts: they are the only memory
@@ -73,11 +72,6 @@ final class RawAccess {
      */
     static int expose(Connection c, MemorySegment memory, boolean writable) {
         return link(c).expose(new ChunkBuffer(memory, 0, null, b -> { }), 0, memory.byteSize(), writable);
-    }
-
-    /** Makes {@code c} a raw peer: every message it receives and every RDMA completion goes to {@code tap}. */
-    static void tap(Connection c, Unmarshal.RawTap tap) {
-        c.engine().tap(tap);
     }
 
     /**

@@ -7,15 +7,26 @@ import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.rpcrdma.transport.chunk.ChunkBuffer;
-import org.rpcrdma.transport.rpc.Unmarshal;
+import org.rpcrdma.transport.link.CompletionSink;
+import org.rpcrdma.transport.link.Link;
+import org.rpcrdma.transport.link.VerbsLink;
+import org.rpcrdma.transport.rpc.ConnectionEngine;
+import org.rpcrdma.transport.rpc.ReceiveQueue;
+import org.rpcrdma.transport.rpc.StatsCounters;
 
 /**
  * The far end of a conformance session: a {@link Connection} of a real endpoint (or of an
  * {@link InMemoryPair}) turned into a raw peer. It sends bytes exactly as built, sees the
  * exact bytes our endpoint sends, exposes its own memory for chunks, and posts RDMA Reads
  * and Writes on our endpoint's memory as a responder would; it interprets nothing itself.
+ *
+ * <p>It takes the place of its connection's engine as the sink of the link's completions:
+ * a received message is copied out undecoded and its receive buffer goes back to the
+ * engine's receive queue (reposted to what the engine needs, as the engine does), an RDMA
+ * completion is the test's own operation's; Send completions, flushes and the link's loss
+ * go on to the engine, which keeps the send contexts and the connection's life.
  */
-final class RawPeer implements Unmarshal.RawTap {
+final class RawPeer implements CompletionSink {
     /** A region of the raw peer's memory exposed to our endpoint under {@code rkey}. */
     record Chunk(ChunkBuffer buffer, int rkey, long address, int length) {
         byte[] bytes() {
@@ -24,6 +35,7 @@ final class RawPeer implements Unmarshal.RawTap {
     }
 
     final Connection conn;
+    private final ConnectionEngine engine;
     private final boolean rdmaCompletesInline;
     private final LinkedBlockingQueue<byte[]> inbox = new LinkedBlockingQueue<>();
     private final LinkedBlockingQueue<Integer> rdmaDone = new LinkedBlockingQueue<>();
@@ -37,17 +49,77 @@ final class RawPeer implements Unmarshal.RawTap {
     RawPeer(Connection conn, boolean rdmaCompletesInline) {
         this.conn = conn;
         this.rdmaCompletesInline = rdmaCompletesInline;
-        RawAccess.tap(conn, this);
+        this.engine = conn.engine();
+        Link link = RawAccess.link(conn);
+        if (link instanceof VerbsLink v) {
+            v.deliverTo(this);
+        } else {
+            InMemoryPair.deliverTo(link, this);
+        }
     }
 
     @Override
-    public void received(MemorySegment message) {
-        inbox.add(message.toArray(ValueLayout.JAVA_BYTE));
+    public void received(int slot, int length) {
+        ReceiveQueue receives = engine.receives();
+        MemorySegment buf;
+        try {
+            buf = receives.completed(slot);
+        } catch (IllegalStateException e) {
+            return; // the connection was lost meanwhile: its buffers were reclaimed
+        }
+        try {
+            inbox.add(buf.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE));
+            receives.replenish(engine.requiredReceives());
+        } catch (RuntimeException e) {
+            engine.onLinkLost(e);
+        } finally {
+            engine.releaseReceive(slot);
+        }
     }
 
     @Override
     public void rdmaCompleted(int token) {
         rdmaDone.add(token);
+    }
+
+    @Override
+    public void sendCompleted(int slot) {
+        engine.sendCompleted(slot);
+    }
+
+    @Override
+    public void flushed(int slot) {
+        engine.flushed(slot);
+    }
+
+    @Override
+    public void onLinkLost(Throwable cause) {
+        engine.onLinkLost(cause);
+    }
+
+    @Override
+    public MemorySegment receiveBuffer(int slot) {
+        return engine.receiveBuffer(slot);
+    }
+
+    @Override
+    public boolean remoteInvalidation() {
+        return engine.remoteInvalidation();
+    }
+
+    @Override
+    public StatsCounters counters() {
+        return engine.counters();
+    }
+
+    @Override
+    public int outstandingCalls() {
+        return engine.outstandingCalls();
+    }
+
+    @Override
+    public String toString() {
+        return engine + " (raw peer)";
     }
 
     void send(byte[] message) {

@@ -97,6 +97,8 @@ abstract class ReceiveDefectsBehaviour {
         e.settle(); // a stray reply or error just sent may still be on its way
         Connection c = e.client();
         Connection s = e.server();
+        // in memory: what was sent last (a late reply) has arrived, not merely been sent
+        assertTrue(InMemoryPair.settle(RawAccess.link(c)), "in memory: both sides idle");
         link().await(() -> s.heldReceives() == 0 && c.heldReceives() == 0 && c.outstandingCalls() == 0
                 && s.outstandingCalls() == 0 && c.peerOutstandingCalls() == 0 && s.peerOutstandingCalls() == 0
                 && e.exposedNow() == 0);

@@ -185,12 +185,12 @@ class RemoteInvalidationTest {
             p.client().call(callMsg(1, 1, new byte[16]), CallOptions.DEFAULT).join().release();
             java.util.concurrent.CompletableFuture<ReceivedMessage> f = p.client().call(
                     callMsg(40, 1, new byte[3000]), CallOptions.DEFAULT.withMaxReplyBytes(8000));
-            assertTrue(p.settle());
+            assertTrue(p.settle(), "the call reached the handler"); // delivery is asynchronous
             assertEquals(1, held.size());
             assertTrue(f.cancel(false));
             assertEquals(1, p.exposedCount(), "its one rkey held for the reply");
             echo.handle(held.get(0));
-            assertTrue(p.settle());
+            assertTrue(p.settle(), "the late reply reached the client");
             assertTrue(p.client().isOpen() && p.server().isOpen());
             assertEquals(0, p.exposedCount(), "withdrawn by the late reply's Send with Invalidate");
             assertEquals(1, p.client().stats().remoteInvalidations());

@@ -3,7 +3,6 @@ package org.rpcrdma.transport.chunk;
 import java.util.ArrayDeque;
 import org.rpcrdma.transport.link.Link;
 import org.rpcrdma.transport.rpc.StatsCounters;
-import org.rpcrdma.transport.rpc.Unmarshal;
 
 /**
  * The RDMA Reads and Writes of one connection (≈ Linux {@code svc_rdma_rw.c}'s chunk
@@ -103,14 +102,6 @@ public final class RdmaQueue {
     private final ArrayDeque<Job> spare = new ArrayDeque<>();
     private static final int SPARE_JOBS = 8;
     private boolean shut;
-    /** See {@link Unmarshal.RawTap}; null but on a conformance test's raw peer. */
-    private volatile Unmarshal.RawTap rawTap;
-
-    /** Makes the connection a raw peer's: every RDMA completion goes to {@code tap} (see {@link Unmarshal.RawTap}). */
-    public void tap(Unmarshal.RawTap tap) {
-        this.rawTap = tap;
-    }
-
     public RdmaQueue(Link link, StatsCounters stats) {
         this.link = link;
         this.stats = stats;
@@ -166,11 +157,6 @@ public final class RdmaQueue {
 
     /** A signalled operation completed. */
     public void completed(int token) {
-        Unmarshal.RawTap tap = rawTap;
-        if (tap != null) {
-            tap.rdmaCompleted(token); // a raw peer's own operation: no job of ours
-            return;
-        }
         Job j;
         boolean finished;
         synchronized (this) {

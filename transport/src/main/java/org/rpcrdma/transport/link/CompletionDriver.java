@@ -8,12 +8,11 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.RpcRdmaOptions;
-import org.rpcrdma.transport.rpc.ConnectionEngine;
 
 /**
  * Who takes completions off one link's CQ, and when: the link's poller thread, or a caller
  * blocked in {@code callAndWait} for its reply. One thread at a time holds the poll role
- * ({@code pollLock}) and dispatches, so the {@link ConnectionEngine} sees one completion thread.
+ * ({@code pollLock}) and dispatches, so the connection ({@link CompletionSink}) sees one completion thread.
  *
  * <p>Modes (how to choose: {@link RpcRdmaOptions#busyPoll()}):
  * <ul>
@@ -251,7 +250,7 @@ final class CompletionDriver {
             boolean spin = now - spinUntil < 0;
             int n = spin ? cq.pollOnly() : cq.pollOrWait(Math.min(AWAIT_MILLIS, left / 1_000_000L));
             if (n > 0) {
-                cq.dispatch(n); // gate released; the role kept: ConnectionEngine sees one completion thread
+                cq.dispatch(n); // gate released; the role kept: the sink sees one completion thread
                 if (pollLock.hasQueuedThreads()) {
                     return; // let a queued caller whose reply this was go; requeue behind it
                 }
@@ -269,7 +268,7 @@ final class CompletionDriver {
         try {
             int n = cq.pollOnly();
             if (n > 0) {
-                cq.dispatch(n); // gate released; pollLock kept: ConnectionEngine sees one completion thread
+                cq.dispatch(n); // gate released; pollLock kept: the sink sees one completion thread
                 return true;
             }
             return false;

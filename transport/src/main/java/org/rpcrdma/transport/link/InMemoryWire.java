@@ -191,7 +191,8 @@ public final class InMemoryWire implements AutoCloseable {
     public static final class Port {
         private final InMemoryWire wire;
         public Port peer;
-        public org.rpcrdma.transport.rpc.ConnectionEngine conn;
+        /** Where this side's completions go: its connection's engine. */
+        public volatile CompletionSink conn;
         private final PostedReceives posted;
         /** This side's completion context: held by whoever runs its completions, one at a time. */
         final java.util.concurrent.locks.ReentrantLock role = new java.util.concurrent.locks.ReentrantLock();
@@ -343,9 +344,9 @@ public final class InMemoryWire implements AutoCloseable {
         private void deliver(int kind, int slot, int length) {
             try {
                 switch (kind) {
-                    case RECEIVE -> conn.arrivals().received(slot, length);
-                    case SEND_DONE -> conn.arrivals().sendCompleted(slot);
-                    case RDMA_DONE -> conn.arrivals().rdmaCompleted(slot);
+                    case RECEIVE -> conn.received(slot, length);
+                    case SEND_DONE -> conn.sendCompleted(slot);
+                    case RDMA_DONE -> conn.rdmaCompleted(slot);
                     default -> conn.onLinkLost(new RpcRdmaException("in-memory link disconnected"));
                 }
             } catch (Throwable e) {

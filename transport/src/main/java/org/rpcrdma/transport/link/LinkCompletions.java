@@ -2,7 +2,6 @@ package org.rpcrdma.transport.link;
 
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.chunk.ChunkMemory;
-import org.rpcrdma.transport.rpc.ConnectionEngine;
 import org.rpcrdma.transport.verbs.CompletionChannel;
 import org.rpcrdma.transport.verbs.CompletionQueue;
 import org.rpcrdma.transport.verbs.WorkCompletions;
@@ -12,7 +11,7 @@ import org.rpcrdma.transport.verbs.WorkCompletions;
  * polls (and, in event mode, arms and waits) under the read side of the link's
  * {@link LinkGate}, copies each completion out of the native {@code ibv_wc} array into Java
  * arrays, and after releasing the gate classifies and dispatches them to the
- * {@link ConnectionEngine} (≈ Linux's {@code rpcrdma_wc_send}, {@code rpcrdma_wc_receive} and
+ * connection's {@link CompletionSink} (≈ Linux's {@code rpcrdma_wc_send}, {@code rpcrdma_wc_receive} and
  * {@code frwr_wc_localinv}): by the operation and slot packed in wr_id ({@link WrId}), by
  * status (a flushed receive gives its buffer back, any other failure loses the link), and
  * for a received Send with Invalidate by the rkey it withdrew.
@@ -46,7 +45,7 @@ public final class LinkCompletions implements CompletionDriver.Cq {
     private final int[] wcByteLen = new int[POLL_BATCH];
     /** The rkey a received Send with Invalidate names, else 0 (RFC 8797 §7; see verbs.RemoteInvalidation). */
     private final int[] wcInvRkey = new int[POLL_BATCH];
-    private volatile ConnectionEngine conn;
+    private volatile CompletionSink conn;
 
     LinkCompletions(LinkGate gate, LinkHardware hw, int generation) {
         this.gate = gate;
@@ -58,8 +57,8 @@ public final class LinkCompletions implements CompletionDriver.Cq {
         this.recvGeneration = shared == null ? generation : shared.generation();
     }
 
-    /** The connection completions go to, set before the poller starts. */
-    void bind(ConnectionEngine c) {
+    /** Where completions go, set before the poller starts. */
+    void bind(CompletionSink c) {
         this.conn = c;
     }
 
@@ -127,7 +126,7 @@ public final class LinkCompletions implements CompletionDriver.Cq {
     /** Feeds the {@code n} copied completions to the connection. Runs user code: never under the gate. */
     @Override
     public void dispatch(int n) {
-        ConnectionEngine c = conn;
+        CompletionSink c = conn;
         for (int i = 0; i < n; i++) {
             long w = wcWrId[i];
             int op = WrId.op(w);
@@ -148,7 +147,7 @@ public final class LinkCompletions implements CompletionDriver.Cq {
             }
             if (status != WorkCompletions.SUCCESS) {
                 if (op == WrId.OP_RECV && status == WorkCompletions.FLUSHED) {
-                    c.arrivals().flushed(slot);
+                    c.flushed(slot);
                 } else if (status != WorkCompletions.FLUSHED) {
                     c.onLinkLost(new RpcRdmaException(opName(op) + " completed with "
                             + WorkCompletions.statusString(status)));
@@ -159,11 +158,11 @@ public final class LinkCompletions implements CompletionDriver.Cq {
                 if (wcInvRkey[i] != 0) {
                     remotelyInvalidated(c, wcInvRkey[i]);
                 }
-                c.arrivals().received(slot, wcByteLen[i]);
+                c.received(slot, wcByteLen[i]);
             } else if (op == WrId.OP_SEND) {
-                c.arrivals().sendCompleted(slot);
+                c.sendCompleted(slot);
             } else if (op == WrId.OP_READ || op == WrId.OP_WRITE) {
-                c.arrivals().rdmaCompleted(slot);
+                c.rdmaCompleted(slot);
             }
         }
     }
@@ -174,7 +173,7 @@ public final class LinkCompletions implements CompletionDriver.Cq {
      * whatever was negotiated (Linux's nfsd clears R in its private data yet does it), and
      * counted as such when R was not.
      */
-    private void remotelyInvalidated(ConnectionEngine c, int rkey) {
+    private void remotelyInvalidated(CompletionSink c, int rkey) {
         if (chunks.remotelyInvalidated(rkey) && !c.remoteInvalidation()) {
             c.counters().remoteInvalidationsUnnegotiated.increment();
         }
@@ -197,7 +196,7 @@ public final class LinkCompletions implements CompletionDriver.Cq {
 
     @Override
     public int outstandingCalls() {
-        return conn.requester().outstanding();
+        return conn.outstandingCalls();
     }
 
     @Override

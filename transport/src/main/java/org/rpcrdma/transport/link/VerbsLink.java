@@ -9,14 +9,13 @@ import org.rpcrdma.transport.chunk.CallerBuffers;
 import org.rpcrdma.transport.chunk.ChunkBuffer;
 import org.rpcrdma.transport.chunk.ChunkMemory;
 import org.rpcrdma.transport.chunk.RegisteredMemory;
-import org.rpcrdma.transport.rpc.ConnectionEngine;
 import org.rpcrdma.transport.verbs.CmId;
 
 /**
- * The hardware of one connection (≈ Linux {@code rpcrdma_ep}) as the {@link ConnectionEngine}
+ * The hardware of one connection (≈ Linux {@code rpcrdma_ep}) as the connection's engine
  * sees it: a {@link Link} over PD, one CQ (with a completion channel in event mode), the RC
  * QP, registered send and receive memory, and the poller thread that feeds completions to
- * the {@link ConnectionEngine}. Built after address resolution (client) or on CONNECT_REQUEST
+ * its {@link CompletionSink}. Built after address resolution (client) or on CONNECT_REQUEST
  * (server); destroyed in the kernel's order: disconnect, stop the poller, QP, CQ, channel,
  * MRs, PD (the id is the endpoint's).
  *
@@ -50,7 +49,7 @@ public final class VerbsLink implements Link {
     /** Set at construction (it sizes the queues), lowered once to what the peer granted ({@link #limitRdmaDepth}). */
     private volatile int rdmaDepth;
     private final boolean busyPoll;
-    private volatile ConnectionEngine conn;
+    private volatile CompletionSink conn;
     /** Who polls the CQ and when: the poller thread or a blocking caller (busy, events, adaptive). */
     private final CompletionDriver driver;
     private volatile boolean disconnected;
@@ -124,14 +123,23 @@ public final class VerbsLink implements Link {
      * Binds the connection and starts the poller. Receives may have been posted before
      * (their completions wait in the CQ until now).
      */
-    public void start(ConnectionEngine c, String threadName) {
-        this.conn = c;
-        completions.bind(c);
+    public void start(CompletionSink c, String threadName) {
+        deliverTo(c);
         hw.chunks.stats(c.counters());
         if (!busyPoll) {
             gate.runUnlessFreed(() -> hw.cq.requestNotify(false));
         }
         poller = driver.start(threadName);
+    }
+
+    /**
+     * Where completions go from now on (set by {@link #start}); one already being dispatched
+     * may still reach the previous sink. A sink that wraps the engine's may observe or
+     * replace what it is given.
+     */
+    public void deliverTo(CompletionSink c) {
+        this.conn = c;
+        completions.bind(c);
     }
 
     // ---- Link: called under ConnectionEngine's send lock / ReceivePool lock respectively ----
@@ -323,7 +331,7 @@ public final class VerbsLink implements Link {
     }
 
     private LinkClosedException refused(String what) {
-        ConnectionEngine c = conn;
+        CompletionSink c = conn;
         return new LinkClosedException("link " + (c == null ? "(no connection yet)" : c.toString())
                 + " destroyed; " + what + " post refused");
     }

@@ -109,10 +109,4 @@ public final class Arrivals {
             requester.pump();
         }
     }
-
-    /** Makes the connection a raw peer's: what arrives goes to {@code tap} (see {@link Unmarshal.RawTap}). */
-    void tap(Unmarshal.RawTap tap) {
-        unmarshal.tap(tap);
-        rdma.tap(tap);
-    }
 }

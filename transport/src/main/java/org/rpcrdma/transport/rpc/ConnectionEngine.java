@@ -18,6 +18,7 @@ import org.rpcrdma.transport.chunk.ChunkMarshal;
 import org.rpcrdma.transport.chunk.RdmaQueue;
 import org.rpcrdma.transport.chunk.ReadChunkPuller;
 import org.rpcrdma.transport.chunk.ReplyWriter;
+import org.rpcrdma.transport.link.CompletionSink;
 import org.rpcrdma.transport.link.Link;
 import org.rpcrdma.transport.link.LinkFailure;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
@@ -41,7 +42,7 @@ import org.rpcrdma.transport.wire.RpcRdmaHeader;
  * ReceiveQueue → link. No future is completed and no user code (handlers, future
  * callbacks, the endpoint's hand-over) runs while any of them is held.
  */
-public final class ConnectionEngine {
+public final class ConnectionEngine implements CompletionSink {
     private final String name;
     private final Connection facade;
     private final ConnectionParams params;
@@ -158,11 +159,13 @@ public final class ConnectionEngine {
         return params.client();
     }
 
+    @Override
     public boolean remoteInvalidation() {
         return params.remoteInvalidation();
     }
 
     /** The live counters, for the transport's own counting. */
+    @Override
     public StatsCounters counters() {
         return stats;
     }
@@ -310,12 +313,35 @@ public final class ConnectionEngine {
 
     // ---- completion path ----
 
-    /** Where the link's completions go. */
-    public Arrivals arrivals() {
-        return arrivals;
+    // The link's completions, handed to Arrivals (one completion thread at a time).
+
+    @Override
+    public void received(int slot, int length) {
+        arrivals.received(slot, length);
+    }
+
+    @Override
+    public void sendCompleted(int slot) {
+        arrivals.sendCompleted(slot);
+    }
+
+    @Override
+    public void rdmaCompleted(int token) {
+        arrivals.rdmaCompleted(token);
+    }
+
+    @Override
+    public void flushed(int slot) {
+        arrivals.flushed(slot);
+    }
+
+    @Override
+    public int outstandingCalls() {
+        return requester.outstanding();
     }
 
     /** Receive-pool buffer {@code slot} (in-memory links write received bytes here). */
+    @Override
     public MemorySegment receiveBuffer(int slot) {
         return receives.buffer(slot);
     }
@@ -325,6 +351,7 @@ public final class ConnectionEngine {
      * peer): frees every buffer and call exactly once. Safe from any thread holding no
      * transport lock.
      */
+    @Override
     public void onLinkLost(Throwable cause) {
         life.lost(cause);
     }
@@ -342,15 +369,6 @@ public final class ConnectionEngine {
     /** The send queue (tests that play a raw peer send through it). */
     public SendQueue sends() {
         return sends;
-    }
-
-    /**
-     * Makes this connection a raw peer: every message it receives goes to {@code tap}
-     * undecoded, and every completion of an RDMA operation posted on its link (conformance
-     * tests play a misbehaving peer against a real endpoint so).
-     */
-    public void tap(Unmarshal.RawTap tap) {
-        arrivals.tap(tap);
     }
 
     /** Drains, then fails what is left and disconnects: see {@link ConnectionLife#close}. */

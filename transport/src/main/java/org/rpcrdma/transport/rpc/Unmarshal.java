@@ -35,25 +35,6 @@ public final class Unmarshal {
     private final Requester requester;
     private final Responder responder;
     private final StatsCounters stats;
-    /** See {@link RawTap}; null on every connection but a conformance test's raw peer. */
-    private volatile RawTap rawTap;
-
-    /**
-     * What a raw peer sees (conformance tests): each message as it arrived, undecoded, and
-     * the completions of RDMA operations the test posted on the link itself. The one way
-     * to see the exact bytes a real endpoint sends on a real QP, which only the endpoints
-     * build; receives stay posted as usual.
-     */
-    public interface RawTap {
-        void received(MemorySegment message);
-
-        void rdmaCompleted(int token);
-    }
-
-    /** Makes the connection a raw peer's: every message goes to {@code tap} undecoded. */
-    void tap(RawTap tap) {
-        this.rawTap = tap;
-    }
 
     public Unmarshal(ConnectionEngine conn, ReceiveQueue receives, RpcRdmaHeader rxHeader, Requester requester, Responder responder,
             StatsCounters stats) {
@@ -70,11 +51,6 @@ public final class Unmarshal {
      * ours to match, a call is the responder's. Returns true if the buffer was handed on.
      */
     boolean dispatch(int slot, MemorySegment buf, int length) {
-        RawTap tap = rawTap;
-        if (tap != null) {
-            tap.received(buf.asSlice(0, length));
-            return false;
-        }
         RpcRdmaHeader h = rxHeader;
         try {
             RpcRdmaDecoder.decode(buf, 0, length, h);
