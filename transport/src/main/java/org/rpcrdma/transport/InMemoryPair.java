@@ -3,12 +3,9 @@ package org.rpcrdma.transport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
-import org.rpcrdma.transport.chunk.ChunkBuffer;
-import org.rpcrdma.transport.chunk.ChunkPool;
-import org.rpcrdma.transport.chunk.RegisteredMemory;
 import org.rpcrdma.transport.endpoint.ConnectionAssembly;
+import org.rpcrdma.transport.link.InMemoryLink;
 import org.rpcrdma.transport.link.InMemoryWire;
 import org.rpcrdma.transport.link.Link;
 import org.rpcrdma.transport.rpc.ConnectionEngine;
@@ -63,9 +60,9 @@ public final class InMemoryPair implements AutoCloseable {
     /** Sends, receives and deliveries between the two sides. */
     private final InMemoryWire wire;
     /** Memory exposed by either side: rkey -> region. */
-    private final ConcurrentHashMap<Integer, Exposed> exposed = new ConcurrentHashMap<>();
-
-    private record Exposed(End owner, MemorySegment memory, boolean writable) {}
+    private final ConcurrentHashMap<Integer, InMemoryLink.Exposed> exposed = new ConcurrentHashMap<>();
+    private final InMemoryLink clientEnd;
+    private final InMemoryLink serverEnd;
 
     /**
      * {@code co} and {@code so} are each side's options; both sides have the smaller inline
@@ -76,10 +73,12 @@ public final class InMemoryPair implements AutoCloseable {
         chunkMemoryBytes = co.chunkMemoryBytes();
         registered = new RegisteredBuffers(co.registrationCacheBytes());
         wire = new InMemoryWire(ConnectionSizing.receiveBuffers(co, true), ConnectionSizing.receiveBuffers(so, false));
-        End c = new End(ConnectionSizing.clientTakesBackwardChunks(co) ? co.rdmaDepth() : 0, wire.first());
-        End s = new End(so.rdmaDepth(), wire.second());
-        c.peer = s;
-        s.peer = c;
+        InMemoryLink c = new InMemoryLink(wire, wire.first(),
+                ConnectionSizing.clientTakesBackwardChunks(co) ? co.rdmaDepth() : 0, arena, chunkMemoryBytes,
+                registered.buffers(), exposed);
+        InMemoryLink s = new InMemoryLink(wire, wire.second(), so.rdmaDepth(), arena, chunkMemoryBytes,
+                registered.buffers(), exposed);
+        InMemoryLink.join(c, s);
         clientEnd = c;
         serverEnd = s;
         int inline = Math.min(co.inlineThreshold(), so.inlineThreshold());
@@ -89,24 +88,18 @@ public final class InMemoryPair implements AutoCloseable {
             conn.backchannel().backwardChunks(ConnectionSizing.clientTakesBackwardChunks(co));
         });
         server = side(false, "in-memory server", so, inline, s, conn -> conn.handler(handler));
-        ConnectionAssembly.start(client, conn -> bind(c, conn));
-        ConnectionAssembly.start(server, conn -> bind(s, conn));
+        ConnectionAssembly.start(client, c::bind);
+        ConnectionAssembly.start(server, s::bind);
         wire.start("in-memory pair");
     }
 
     /** One side as an endpoint assembles it, over this pair's memory, with the negotiated {@code inline}. */
-    private ConnectionEngine side(boolean isClient, String name, RpcRdmaOptions o, int inline, End end,
+    private ConnectionEngine side(boolean isClient, String name, RpcRdmaOptions o, int inline, InMemoryLink end,
             Consumer<ConnectionEngine> role) {
         MemorySegment receiveMemory = arena.allocate((long) ConnectionSizing.receiveBuffers(o, isClient) * inline);
         var assembly = new ConnectionAssembly(isClient, o, end, receiveMemory, new StatsCounters());
         return assembly.connection(name, new ConnectSettings(inline, inline, o.remoteInvalidation()),
                 arena.allocate((long) ConnectionSizing.sendContexts(o, isClient) * inline), ADDRESS, role);
-    }
-
-    /** The end's half of binding a link: its deliveries and device work reach {@code conn}. */
-    private static void bind(End end, ConnectionEngine conn) {
-        end.conn = conn;
-        end.port.conn = conn;
     }
 
     /**
@@ -146,8 +139,6 @@ public final class InMemoryPair implements AutoCloseable {
         return registered;
     }
 
-    private Link serverEnd;
-
     /** Withdraws an rkey (either side's). */
     void invalidate(int rkey) {
         exposed.remove(rkey);
@@ -158,7 +149,7 @@ public final class InMemoryPair implements AutoCloseable {
      * what a Send they posted by hand sets off has happened); false if that took over 5 s.
      */
     static boolean settle(Link link) {
-        return !(link instanceof End e) || e.wire().settle(java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
+        return !(link instanceof InMemoryLink e) || e.wire().settle(java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
     }
 
     /**
@@ -166,8 +157,8 @@ public final class InMemoryPair implements AutoCloseable {
      * {@link org.rpcrdma.transport.link.VerbsLink#deliverTo} for a verbs link).
      */
     static void deliverTo(Link link, org.rpcrdma.transport.link.CompletionSink sink) {
-        if (link instanceof End e) {
-            e.port.conn = sink;
+        if (link instanceof InMemoryLink e) {
+            e.deliverTo(sink);
         }
     }
 
@@ -189,228 +180,9 @@ public final class InMemoryPair implements AutoCloseable {
         return exposed.size();
     }
 
-    private Link clientEnd;
-
     /** Chunk-pool bytes in use now on one side (tests: back to none after a call). */
     long chunkBytesInUse(boolean clientSide) {
-        End e = (End) (clientSide ? clientEnd : serverEnd);
-        synchronized (e) {
-            return e.chunkPool == null ? 0 : e.chunkPool.inUse();
-        }
-    }
-
-    /** One side's "QP": its end of the wire, and the memory it exposes. */
-    private final class End implements Link, RegisteredMemory.Holder {
-        ConnectionEngine conn;
-        final InMemoryWire.Port port;
-        End peer;
-        volatile boolean down;
-        final int depth;
-
-        End(int depth, InMemoryWire.Port port) {
-            this.depth = depth;
-            this.port = port;
-        }
-
-        InMemoryWire wire() {
-            return wire;
-        }
-
-        @Override
-        public boolean exposesMemory() {
-            return true;
-        }
-
-        @Override
-        public int rdmaDepth() {
-            return depth;
-        }
-
-        @Override
-        public boolean rkeysInvalidatableByPeer() {
-            return conn.remoteInvalidation(); // both sides set R when the options ask for it
-        }
-
-        /** Chunk memory, as a link registers it once: allocated on first need, from the pair's arena. */
-        private MemorySegment chunkMemory;
-        private ChunkPool chunkPool;
-        private final ChunkBuffer.Releaser poolRelease = b -> chunkPool.free(b.segment().address()
-                - chunkMemory.address(), b.byteSize());
-
-        @Override
-        public ChunkBuffer allocateChunk(long bytes) {
-            long off;
-            synchronized (this) {
-                if (chunkPool == null) {
-                    chunkMemory = arena.allocate(chunkMemoryBytes, 64);
-                    chunkPool = new ChunkPool(chunkMemoryBytes);
-                }
-                off = chunkPool.allocate(bytes);
-            }
-            if (off >= 0) {
-                return new ChunkBuffer(chunkMemory.asSlice(off, bytes), 0, null, poolRelease);
-            }
-            Arena a = Arena.ofShared(); // the pool is full: memory of its own, as a link registers it
-            return new ChunkBuffer(a.allocate(Math.max(bytes, 1), 64).asSlice(0, bytes), 0, a, b -> a.close());
-        }
-
-        @Override
-        public void postRead(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
-            rdma(false, token, local, localOffset, length, rkey, remoteOffset);
-        }
-
-        @Override
-        public void postWrite(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
-            rdma(true, token, local, localOffset, length, rkey, remoteOffset);
-        }
-
-        private void rdma(boolean write, int token, ChunkBuffer local, long localOffset, int length, int rkey,
-                long remoteOffset) {
-            if (down) {
-                return;
-            }
-            Exposed x = exposed.get(rkey);
-            long base = x == null ? 0 : x.memory().address();
-            if (x == null || x.owner() != peer || (write && !x.writable()) || remoteOffset < base
-                    || remoteOffset + length > base + x.memory().byteSize() || length < 0) {
-                // a remote access error: both QPs go to error
-                disconnect();
-                return;
-            }
-            if (!x.memory().scope().isAlive()) {
-                // the caller freed exposed memory: on verbs the registration keeps its pages
-                // pinned (the device reaches them, the caller no longer sees them): a Write
-                // goes nowhere the caller can see, a Read brings what is left (zeros here)
-                if (!write) {
-                    local.segment().asSlice(localOffset, length).fill((byte) 0);
-                }
-            } else if (write) {
-                MemorySegment.copy(local.segment(), localOffset, x.memory(), remoteOffset - base, length);
-            } else {
-                MemorySegment.copy(x.memory(), remoteOffset - base, local.segment(), localOffset, length);
-            }
-            wire.transmit(InMemoryWire.RDMA_DONE, port, token, 0);
-        }
-
-        /** Registered buffers this side "registered" (as a PD would hold them). */
-        final java.util.Set<RegisteredMemory> registrations = ConcurrentHashMap.newKeySet();
-
-        @Override
-        public ChunkBuffer callerChunk(MemorySegment memory) {
-            RegisteredMemory r = registered.buffers().use(memory, conn.counters());
-            if (r == null) {
-                return null;
-            }
-            if (registrations.add(r)) {
-                r.registered(this);
-                conn.counters().registeredBufferRegistrations.increment();
-            }
-            return new ChunkBuffer(memory, 0, r, true, b -> r.unuse());
-        }
-
-        @Override
-        public void forget(RegisteredMemory r) {
-            if (registrations.remove(r)) {
-                conn.counters().registeredBufferDeregistrations.increment();
-                r.unregistered(this);
-            }
-        }
-
-        /** The pair is closing: every registration goes. */
-        void forgetAll() {
-            for (RegisteredMemory r : registrations) {
-                forget(r);
-            }
-        }
-
-        @Override
-        public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
-            if (local.callerMemory()) {
-                conn.counters().zeroCopyExposures.increment();
-            }
-            MemorySegment m = local.segment().asSlice(offset, length);
-            while (true) {
-                int rkey = ThreadLocalRandom.current().nextInt();
-                if (rkey != 0 && exposed.putIfAbsent(rkey, new Exposed(this, m, writable)) == null) {
-                    return rkey;
-                }
-            }
-        }
-
-        /** A writable exposure here takes the peer's Reads too. */
-        @Override
-        public int exposeReadWrite(ChunkBuffer local, long offset, long length) {
-            return expose(local, offset, length, true);
-        }
-
-        /** Rkeys of ours a Send with Invalidate of the peer withdrew, not yet withdrawn by us. */
-        final java.util.Set<Integer> invalidatedByPeer = ConcurrentHashMap.newKeySet();
-
-        @Override
-        public void withdraw(int[] rkeys, int n, Runnable then) {
-            for (int i = 0; i < n; i++) {
-                if (invalidatedByPeer.remove(rkeys[i])) {
-                    conn.counters().remoteInvalidations.increment(); // never invalidated twice
-                } else if (exposed.remove(rkeys[i]) != null) {
-                    conn.counters().localInvalidations.increment();
-                }
-            }
-            then.run();
-        }
-
-        @Override
-        public void postSendWithInvalidate(int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
-            if (down) {
-                return;
-            }
-            Exposed x = exposed.get(rkey);
-            if (x == null || x.owner() != peer || !exposed.remove(rkey, x)) {
-                // an rkey the peer does not expose (never, or withdrawn already): a remote
-                // invalid request, both QPs go to error, as on an RNIC (rxe fails the receive)
-                disconnect();
-                return;
-            }
-            peer.invalidatedByPeer.add(rkey);
-            postSend(slot, buffer, length, signalled);
-        }
-
-        @Override
-        public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {
-            if (!down && !wire.send(port, slot, buffer, length, signalled)) {
-                disconnect(); // like RNR with rnr_retry_count 0
-            }
-        }
-
-        @Override
-        public void postReceives(int[] slots, int count) {
-            port.post(slots, count);
-        }
-
-        @Override
-        public void disconnect() {
-            if (down) {
-                return;
-            }
-            down = true;
-            peer.down = true;
-            wire.transmit(InMemoryWire.LOST, port, 0, 0);
-            wire.transmit(InMemoryWire.LOST, peer.port, 0, 0);
-        }
-
-        @Override
-        public boolean pollOnCaller(java.util.function.BooleanSupplier done, long deadlineNanos) {
-            return wire.pollOnCaller(done, deadlineNanos);
-        }
-
-        @Override
-        public void blockingCallStarts() {
-            wire.blockingCallStarts();
-        }
-
-        @Override
-        public void blockingCallEnds() {
-            wire.blockingCallEnds();
-        }
+        return (clientSide ? clientEnd : serverEnd).chunkBytesInUse();
     }
 
     /** Closes both connections (failing what is pending) and frees their memory. */
@@ -419,8 +191,8 @@ public final class InMemoryPair implements AutoCloseable {
         client.close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
         server.close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
         wire.close(); // what the closes queued (the link's loss on each side) delivered before the memory goes
-        ((End) clientEnd).forgetAll();
-        ((End) serverEnd).forgetAll();
+        clientEnd.forgetAll();
+        serverEnd.forgetAll();
         registered.close();
         arena.close();
     }

@@ -64,6 +64,8 @@ class InMemoryPairTest {
                 int outstanding = p.server().peerOutstandingCalls();
                 assertTrue(outstanding <= 4, "outstanding at the responder " + outstanding + " > grant 4");
                 echo().handle(c);
+                // the reply's grant delivered and the calls it lets out arrived (delivery is asynchronous)
+                assertTrue(p.settle());
             }
             for (var f : fs) {
                 assertArrayEquals(new byte[4], results(f.get(5, TimeUnit.SECONDS)));

@@ -1,7 +1,8 @@
 /**
  * The link below a connection, internal: an RC queue pair
  * ({@link org.rpcrdma.transport.link.VerbsLink} over {@link org.rpcrdma.transport.link.LinkHardware})
- * or its in-memory twin ({@link org.rpcrdma.transport.link.InMemoryWire}), both behind
+ * or its in-memory twin ({@link org.rpcrdma.transport.link.InMemoryLink} over
+ * {@link org.rpcrdma.transport.link.InMemoryWire}), both behind
  * {@link org.rpcrdma.transport.link.Link}: Sends, receives, RDMA Reads and Writes as work
  * requests ({@link org.rpcrdma.transport.link.WorkRequests}, {@link org.rpcrdma.transport.link.WrId}),
  * completions polled and dispatched ({@link org.rpcrdma.transport.link.CompletionDriver},
