@@ -3,7 +3,6 @@ package org.rpcrdma.transport.link;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 import org.rpcrdma.transport.LinkClosedException;
 import org.rpcrdma.transport.chunk.CallerBuffers;
 import org.rpcrdma.transport.chunk.ChunkBuffer;
@@ -44,6 +43,8 @@ public final class VerbsLink implements Link {
     private final CmId id;
     private final LinkGate gate = new LinkGate(this::refused);
     private final LinkHardware hw;
+    /** Chunk memory, caller registrations and exposures, each under the gate. */
+    private final LinkMemory memory;
     private final WorkRequests posts;
     private final LinkCompletions completions;
     /** Set at construction (it sizes the queues), lowered once to what the peer granted ({@link #limitRdmaDepth}). */
@@ -85,6 +86,7 @@ public final class VerbsLink implements Link {
         this.busyPoll = busyPoll;
         this.hw = new LinkHardware(id, sendContexts, sendInline, receiveBuffers, recvInline, busyPoll, generation,
                 chunkMemory, rdmaDepth, memoryWindows, callerBuffers, this::underGateUnlessGoing, shared);
+        this.memory = new LinkMemory(gate, hw.chunks);
         WorkRequests w = null;
         LinkCompletions c = null;
         boolean ok = false;
@@ -211,69 +213,27 @@ public final class VerbsLink implements Link {
 
     /** Rkeys this side exposes now (tests: none left after a call). */
     public int exposedNow() {
-        return hw.chunks.exposedNow();
+        return memory.exposedNow();
     }
 
     /** Registered chunk-pool bytes in use now (tests: back to none after a call). */
     public long chunkBytesInUse() {
-        return hw.chunks.poolBytesInUse();
+        return memory.bytesInUse();
     }
 
-    /** Chunk memory: a slice of the registered pool, or memory registered for this buffer alone. */
     @Override
     public ChunkBuffer allocateChunk(long bytes) {
-        long stamp = gate.enter("chunk allocation");
-        try {
-            return hw.chunks.allocate(bytes);
-        } finally {
-            gate.exit(stamp);
-        }
+        return memory.allocate(bytes);
     }
 
-    /**
-     * The caller's registered memory (an allocator's buffer, or a registration cache entry
-     * made or found now), exposed in place (registered in our PD on first use); else null.
-     * The buffer's use is taken outside the gate and, on failure, given back outside it:
-     * its release, or an eviction, may deregister through the gate.
-     */
     @Override
-    public ChunkBuffer callerChunk(MemorySegment memory) {
-        RegisteredMemory r = hw.chunks.use(memory);
-        if (r == null) {
-            return null;
-        }
-        boolean ok = false;
-        try {
-            ChunkBuffer b = underGate("chunk allocation", () -> hw.chunks.callerChunk(r, memory));
-            ok = true;
-            return b;
-        } finally {
-            if (!ok) {
-                r.unuse();
-            }
-        }
+    public ChunkBuffer callerChunk(MemorySegment m) {
+        return memory.callerChunk(m);
     }
 
-    /**
-     * Registers {@code b} in this link's PD now (a client's allocation, so that its first
-     * call does not pay for it).
-     */
+    /** See {@link LinkMemory#register}. */
     public void register(RegisteredMemory b) {
-        b.use();
-        try {
-            underGate("registration", () -> hw.chunks.register(b));
-        } finally {
-            b.unuse(); // ORDER: outside the gate (a closed buffer's release deregisters through it)
-        }
-    }
-
-    private <T> T underGate(String what, Supplier<T> action) {
-        long stamp = gate.enter(what);
-        try {
-            return action.get();
-        } finally {
-            gate.exit(stamp);
-        }
+        memory.register(b);
     }
 
     /** A release of chunk memory: under the gate, or left to destroy once the link is going (after the QP). */
@@ -295,39 +255,17 @@ public final class VerbsLink implements Link {
 
     @Override
     public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
-        long stamp = gate.enter("memory exposure");
-        try {
-            return hw.chunks.expose(local, offset, length, writable);
-        } finally {
-            gate.exit(stamp);
-        }
+        return memory.expose(local, offset, length, writable);
     }
 
     @Override
     public int exposeReadWrite(ChunkBuffer local, long offset, long length) {
-        long stamp = gate.enter("memory exposure");
-        try {
-            return hw.chunks.exposeReadWrite(local, offset, length);
-        } finally {
-            gate.exit(stamp);
-        }
+        return memory.exposeReadWrite(local, offset, length);
     }
 
-    /** LOCAL_INV for windows (then runs on its completion), dereg for registrations (then runs now). */
     @Override
     public void withdraw(int[] rkeys, int count, Runnable then) {
-        boolean now = true;
-        long stamp = gate.enterUnlessFreed();
-        if (stamp != 0) {
-            try {
-                now = hw.chunks.withdraw(rkeys, count, then);
-            } finally {
-                gate.exit(stamp);
-            }
-        }
-        if (now) {
-            then.run(); // freed: the QP and every window went with it
-        }
+        memory.withdraw(rkeys, count, then);
     }
 
     private LinkClosedException refused(String what) {
