@@ -56,8 +56,11 @@ final class ChunkGoals {
         return r.length % 2 == 1 ? r[r.length / 2] : (r[r.length / 2 - 1] + r[r.length / 2]) / 2;
     }
 
+    /**
+     * The table: per JIT whose rounds are there (scripts/bench runs them under both, labelled
+     * "c2-r1".."c1-r3"), each shape at each size against its perftest sum of the same round.
+     */
     static void print(List<Point> points, PrintWriter o) {
-        int[] rounds = Goals.rounds(points);
         if (points.stream().noneMatch(p -> p.series().startsWith("chunk-"))) {
             return;
         }
@@ -65,30 +68,39 @@ final class ChunkGoals {
         o.println("Chunk rows (" + ChunkRows.THRESHOLD / 1024 + " KiB inline; server on completion events, its default;"
                 + " client in the run's mode): p50 / p99 us, ours against the perftest sum of the same round (ib_send_lat 64 B"
                 + " + ib_read_lat + ib_write_lat / 2, the parts the shape is made of); median of the rounds' ratios:");
-        o.printf(Locale.ROOT, "  %-16s %7s  %-40s %-40s %10s %10s%n", "shape", "size", "ours p50/p99 per round",
+        o.printf(Locale.ROOT, "  %-3s %-16s %7s  %-40s %-40s %10s %10s%n", "jit", "shape", "size", "ours p50/p99 per round",
                 "perftest sum p50/p99 per round", "p50 ratio", "p99 ratio");
-        for (int size : ChunkRows.SIZES) {
-            for (String series : ChunkRows.SERIES) {
-                StringBuilder ours = new StringBuilder();
-                StringBuilder base = new StringBuilder();
-                double[] r50 = new double[rounds.length];
-                double[] r99 = new double[rounds.length];
-                for (int i = 0; i < rounds.length; i++) {
-                    String op = Goals.round(rounds[i]);
-                    Point p = find(points, series, size, op);
-                    double b50 = base(points, series, size, op, Point::p50);
-                    double b99 = base(points, series, size, op, Point::p99);
-                    ours.append(p == null ? " -" : String.format(Locale.ROOT, " %.0f/%.0f", p.p50(), p.p99()));
-                    base.append(String.format(Locale.ROOT, " %.0f/%.0f", b50, b99));
-                    r50[i] = p == null ? Double.NaN : p.p50() / b50;
-                    r99[i] = p == null ? Double.NaN : p.p99() / b99;
+        for (String jit : Goals.jits(points)) {
+            int[] rounds = Goals.rounds(points, jit);
+            String label = jit.isEmpty() ? "-" : jit.toUpperCase(Locale.ROOT);
+            for (int size : ChunkRows.SIZES) {
+                for (String series : ChunkRows.SERIES) {
+                    row(points, jit, rounds, label, series, size, o);
                 }
-                double m50 = median(r50);
-                double m99 = median(r99);
-                o.printf(Locale.ROOT, "  %-16s %7d  %-40s %-40s %5.2fx %s %5.2fx %s%n", series, size, ours, base, m50,
-                        m50 <= P50_LIMIT ? "met" : "NOT", m99, m99 <= P99_LIMIT ? "met" : "NOT");
             }
         }
         o.printf(Locale.ROOT, "  goal: p50 <= %.0fx, p99 <= %.0fx the perftest sum%n", P50_LIMIT, P99_LIMIT);
+    }
+
+    private static void row(List<Point> points, String jit, int[] rounds, String label, String series, int size,
+            PrintWriter o) {
+        StringBuilder ours = new StringBuilder();
+        StringBuilder base = new StringBuilder();
+        double[] r50 = new double[rounds.length];
+        double[] r99 = new double[rounds.length];
+        for (int i = 0; i < rounds.length; i++) {
+            String op = Goals.round(jit, rounds[i]);
+            Point p = find(points, series, size, op);
+            double b50 = base(points, series, size, op, Point::p50);
+            double b99 = base(points, series, size, op, Point::p99);
+            ours.append(p == null ? " -" : String.format(Locale.ROOT, " %.0f/%.0f", p.p50(), p.p99()));
+            base.append(String.format(Locale.ROOT, " %.0f/%.0f", b50, b99));
+            r50[i] = p == null ? Double.NaN : p.p50() / b50;
+            r99[i] = p == null ? Double.NaN : p.p99() / b99;
+        }
+        double m50 = median(r50);
+        double m99 = median(r99);
+        o.printf(Locale.ROOT, "  %-3s %-16s %7d  %-40s %-40s %5.2fx %s %5.2fx %s%n", label, series, size, ours, base, m50,
+                m50 <= P50_LIMIT ? "met" : "NOT", m99, m99 <= P99_LIMIT ? "met" : "NOT");
     }
 }

@@ -145,7 +145,7 @@ final class Goals {
     }
 
     /** The rounds present under {@code jit}, in order. */
-    private static int[] rounds(List<Point> points, String jit) {
+    static int[] rounds(List<Point> points, String jit) {
         TreeSet<Integer> r = new TreeSet<>();
         for (Point p : points) {
             Matcher m = ROUND.matcher(p.op());

@@ -45,9 +45,29 @@ class ChunkGoalsTest {
         pts.add(p("chunk-long", "r3", 4096, 120, 2000)); // 1.5x, 2.5x
         StringWriter w = new StringWriter();
         ChunkGoals.print(pts, new PrintWriter(w, true));
-        String line = w.toString().lines().filter(l -> l.trim().startsWith("chunk-long") && l.contains(" 4096 "))
+        String line = w.toString().lines().filter(l -> l.contains(" chunk-long ") && l.contains(" 4096 "))
                 .findFirst().orElseThrow();
         assertTrue(line.contains("1.88x met"), line);
         assertTrue(line.contains("3.75x met"), line);
+    }
+
+    @Test
+    void roundsLabelledWithTheirJitAreJudgedPerJit() {
+        // scripts/bench runs the goal rounds under both JITs: ops "c2-r1".."c1-r3"
+        List<Point> pts = new ArrayList<>();
+        for (String jit : new String[] {"c2", "c1"}) {
+            for (int r = 1; r <= 3; r++) {
+                String op = jit + "-r" + r;
+                pts.add(p("ib_send_lat", op, 64, 30, 300));
+                pts.add(p("ib_read_lat", op, 4096, 50, 500));
+                pts.add(p("chunk-long", op, 4096, jit.equals("c2") ? 120 : 400, 2000)); // 1.5x / 5x
+            }
+        }
+        StringWriter w = new StringWriter();
+        ChunkGoals.print(pts, new PrintWriter(w, true));
+        List<String> lines = w.toString().lines().filter(l -> l.contains("chunk-long") && l.contains(" 4096 ")).toList();
+        assertEquals(2, lines.size(), w.toString());
+        assertTrue(lines.get(0).startsWith("  C2") && lines.get(0).contains("1.50x met"), lines.get(0));
+        assertTrue(lines.get(1).startsWith("  C1") && lines.get(1).contains("5.00x NOT"), lines.get(1));
     }
 }
