@@ -262,14 +262,20 @@ public final class LatencyCurve {
         out.flush();
     }
 
+    /** Slices each shape's measuring time is cut into, the shapes taking turns (see {@link #runModes}). */
+    static final int SHAPE_SLICES = 8;
+
     /**
      * The NULL call with no arguments at inline threshold {@code threshold} in each completion
      * mode ({@link Mode#BUSY}, {@link Mode#MIXED}, {@link Mode#EVENT}), one connection each, back
-     * to back, labelled {@code op}, in each call shape ({@link Shape}, in the order of round
-     * {@code round}) on that connection: what {@link Goals} compares with ib_send_lat and with
-     * each other. The first shape warms up for at least 2 s (a mode's own paths, the channel
-     * wait and the adaptive spin, may not have run in this JVM yet), the others for at least
-     * 1 s (only their own part of the path is new), and each is measured for at least 2 s.
+     * to back, labelled {@code op}, in each call shape ({@link Shape}) on that connection: what
+     * {@link Goals} compares with ib_send_lat and with each other. Each shape warms up first
+     * (the first for at least 2 s: a mode's own paths, the channel wait and the adaptive spin,
+     * may not have run in this JVM yet; the others for at least 1 s), then the shapes take
+     * turns, {@link #SHAPE_SLICES} slices each, the order rotated every slice, until each was
+     * measured for at least 2 s: the shapes are compared within 10 %, and measured one after
+     * the other a drift of the guest's speed over seconds (the host's other work, the JIT)
+     * showed as a difference between them.
      */
     private void runModes(int threshold, String op, int round) {
         for (Mode m : new Mode[] {Mode.BUSY, Mode.MIXED, Mode.EVENT}) {
@@ -280,30 +286,56 @@ public final class LatencyCurve {
                 Supplier<RpcRdmaStats> client = e.client.connection()::stats;
                 long warmup = Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(2));
                 for (Shape shape : shapes) {
-                    String series = shape.series(m);
-                    try {
-                        RpcRdmaStats before = client.get();
-                        long serverWakeups = server.get().channelWakeups();
-                        Histogram h = rpc.measure(e, call, REPLY_HEADER, warmup,
-                                Math.max(options.measureNanos(), TimeUnit.SECONDS.toNanos(2)), shape);
-                        RpcRdmaStats after = client.get();
-                        // the counters that explain a shape's time: how often each end slept on its
-                        // channel, and whether the caller took its own reply or had it handed off
-                        long calls = after.callsSent() - before.callsSent();
-                        out.printf(Locale.ROOT, "[bench] %s %s: %.3f server and %.3f client channel wake-ups per call,"
-                                + " replies taken by the caller %d, handed off %d (%d calls), %d threads in this JVM%n",
-                                series, op, (server.get().channelWakeups() - serverWakeups) / (double) calls,
-                                (after.channelWakeups() - before.channelWakeups()) / (double) calls,
-                                after.repliesTakenByCaller() - before.repliesTakenByCaller(),
-                                after.repliesHandedOff() - before.repliesHandedOff(), calls,
-                                java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
-                        progress(Point.of(series, op, threshold, 0, h));
-                    } catch (InterruptedException ex) {
-                        throw ex;
-                    } catch (Exception ex) {
-                        progress(Point.failed(series, op, threshold, 0, "error: " + ex));
-                    }
+                    rpc.measure(e, call, REPLY_HEADER, warmup, TimeUnit.MILLISECONDS.toNanos(10), shape);
                     warmup = Math.max(warmupNanos, TimeUnit.SECONDS.toNanos(1));
+                }
+                long slice = Math.max(options.measureNanos(), TimeUnit.SECONDS.toNanos(2)) / SHAPE_SLICES;
+                Histogram[] h = new Histogram[shapes.length];
+                // per shape: server and client channel wake-ups, replies taken by the caller, handed off, calls
+                long[][] counts = new long[shapes.length][5];
+                Exception[] failed = new Exception[shapes.length];
+                for (int k = 0; k < SHAPE_SLICES; k++) {
+                    for (int j = 0; j < shapes.length; j++) {
+                        int i = (j + k) % shapes.length;
+                        if (failed[i] != null) {
+                            continue;
+                        }
+                        try {
+                            RpcRdmaStats before = client.get();
+                            long serverWakeups = server.get().channelWakeups();
+                            Histogram part = rpc.measure(e, call, REPLY_HEADER, 0, slice, shapes[i]);
+                            RpcRdmaStats after = client.get();
+                            counts[i][0] += server.get().channelWakeups() - serverWakeups;
+                            counts[i][1] += after.channelWakeups() - before.channelWakeups();
+                            counts[i][2] += after.repliesTakenByCaller() - before.repliesTakenByCaller();
+                            counts[i][3] += after.repliesHandedOff() - before.repliesHandedOff();
+                            counts[i][4] += after.callsSent() - before.callsSent();
+                            if (h[i] == null) {
+                                h[i] = part;
+                            } else {
+                                h[i].add(part);
+                            }
+                        } catch (InterruptedException ex) {
+                            throw ex;
+                        } catch (Exception ex) {
+                            failed[i] = ex;
+                        }
+                    }
+                }
+                for (int i = 0; i < shapes.length; i++) {
+                    String series = shapes[i].series(m);
+                    if (failed[i] != null) {
+                        progress(Point.failed(series, op, threshold, 0, "error: " + failed[i]));
+                        continue;
+                    }
+                    // the counters that explain a shape's time: how often each end slept on its
+                    // channel, and whether the caller took its own reply or had it handed off
+                    long calls = counts[i][4];
+                    out.printf(Locale.ROOT, "[bench] %s %s: %.3f server and %.3f client channel wake-ups per call,"
+                            + " replies taken by the caller %d, handed off %d (%d calls), %d threads in this JVM%n",
+                            series, op, counts[i][0] / (double) calls, counts[i][1] / (double) calls, counts[i][2],
+                            counts[i][3], calls, java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
+                    progress(Point.of(series, op, threshold, 0, h[i]));
                 }
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
