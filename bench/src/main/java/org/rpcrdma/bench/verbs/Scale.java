@@ -36,7 +36,7 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  *
  * <pre>
  * java -cp bench/target/benchmarks.jar org.rpcrdma.bench.verbs.Scale [--conns 1,10,100,1000] [--seconds S]
- *      [--window W] [--shared N] [--long-every K] [--out DIR]
+ *      [--window W] [--shared N] [--long-every K] [--warmup S] [--out DIR]
  * </pre>
  * All clients live in this one JVM: each has its own CQ and poller thread (a client has few
  * connections), which at 1,000 is 1,000 sleeping threads in event mode, affordable in a
@@ -52,6 +52,7 @@ public final class Scale {
         int window = 2;
         int shared = 4096;
         int longEvery = 32;
+        int warmup = 10;
         Path dir = Path.of("scale-out");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -60,6 +61,7 @@ public final class Scale {
                 case "--window" -> window = Integer.parseInt(args[++i]);
                 case "--shared" -> shared = Integer.parseInt(args[++i]);
                 case "--long-every" -> longEvery = Integer.parseInt(args[++i]);
+                case "--warmup" -> warmup = Integer.parseInt(args[++i]);
                 case "--out" -> dir = Path.of(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
@@ -81,6 +83,8 @@ public final class Scale {
             };
             RpcRdmaOptions o = RpcRdmaOptions.builder().credits(4).backwardCredits(2).chunkMemoryBytes(0)
                     .connectTimeoutMillis(120_000).callTimeoutMillis(300_000).reconnectAttempts(0).build();
+            setup += warmUp(server, addr, o, back, warmup, window, longEvery);
+            backLedger.clear();
             List<RpcRdmaClient> clients = new ArrayList<>();
             try {
                 int phase = 0;
@@ -118,6 +122,30 @@ public final class Scale {
         ScaleReport.write(dir, setup, rows);
         System.out.print(ScaleReport.table(setup, rows));
         System.exit(rows.stream().allMatch(ScaleReport.Row::exactlyOnce) ? 0 : 1);
+    }
+
+    /**
+     * One client for {@code seconds} before anything is measured: both JVMs' JIT warms up, and
+     * the server builds its shared receive queue at the first connection (seconds under
+     * TCG), which would otherwise be N = 1's connect time. Returns what to add to the setup line.
+     */
+    private static String warmUp(ServerProcess server, InetSocketAddress addr, RpcRdmaOptions o, CallHandler back,
+            int seconds, int window, int longEvery) throws Exception {
+        long t0 = System.nanoTime();
+        try (RpcRdmaClient c = RpcRdmaClient.connect(addr, o)) {
+            double firstMs = (System.nanoTime() - t0) / 1e6;
+            c.enableBackchannel(back).get(120, TimeUnit.SECONDS);
+            server.command("backward " + seconds + " 2 0 " + c.clientId());
+            CallPump.Result r = new CallPump(List.of(c), window, 0, longEvery, ScaleServer.FORWARD_PROG)
+                    .run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.SECONDS.toNanos(180));
+            Map<String, String> b = server.next(seconds + 180);
+            server.command("clear");
+            String s = String.format(java.util.Locale.ROOT, "; warm-up: one client for %d s (%d calls answered of %d,"
+                    + " %s backward), its connect %.0f ms (the server JVM cold, its shared receive queue built)",
+                    seconds, r.answered(), r.sent(), b.get("backAnswered"), firstMs);
+            System.out.println("[scale] " + s.substring(2));
+            return s;
+        }
     }
 
     private static ScaleReport.Row phase(ServerProcess server, List<RpcRdmaClient> clients, XidLedger backLedger, int n,

@@ -121,7 +121,7 @@ public final class ScaleServer {
         m.put("heapAfterGc", ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
         m.put("liveVerbsObjects", LiveResources.total());
         m.putAll(nativeMemory());
-        m.putAll(RdmaResources.of(ProcessHandle.current().pid()));
+        m.putAll(RdmaResources.ofThisProcess());
         m.put("executions", forward.executions());
         m.put("lost", forward.lost());
         m.put("duplicated", forward.duplicated());

@@ -4,11 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class RdmaResourcesTest {
     @Test
-    void countsOnlyThisProcesssObjectsAndSumsItsMemoryRegions() {
+    void countsTheObjectsOfThisProcesssThreadsAndSumsTheirMemoryRegions() {
         String mrs = """
                 dev rxe0 mrn 4 rkey 0x1204 lkey 0x1204 mrlen 4096 pdn 2 pid 123 comm java
                 dev rxe0 mrn 5 rkey 0x1305 lkey 0x1305 mrlen 16777216 pdn 2 pid 123 comm java
@@ -16,11 +17,12 @@ class RdmaResourcesTest {
                 dev rxe0 mrn 7 rkey 0x1507 lkey 0x1507 mrlen 8192 pdn 4 pid 12 comm java
                 """;
         Map<String, Object> m = new LinkedHashMap<>();
-        RdmaResources.count(m, "mr", mrs, 123);
+        RdmaResources.count(m, "mr", mrs, Set.of(123L, 125L));
         assertEquals(2, m.get("mr"));
         assertEquals(16781312L, m.get("mrBytes"));
         RdmaResources.count(m, "qp", "link rxe0/1 lqpn 17 type RC state RTS pid 123 comm java\n"
-                + "link rxe0/1 lqpn 1 type GSI state RTS comm [ib_core]\n", 123);
-        assertEquals(1, m.get("qp"));
+                + "link rxe0/1 lqpn 18 type RC state RTS pid 125 comm rpcrdma-server-\n"
+                + "link rxe0/1 lqpn 1 type GSI state RTS comm [ib_core]\n", Set.of(123L, 125L));
+        assertEquals(2, m.get("qp"));
     }
 }
