@@ -17,7 +17,7 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
         int pollSpinMicros, int connectTimeoutMillis, long callTimeoutMillis, int receiveBatch, int signalEvery,
         long backchannelWaitMillis, int reconnectAttempts, int maxChunkBytes, int maxChunkSegments,
         long chunkMemoryBytes, int rdmaDepth, boolean memoryWindows, boolean remoteInvalidation,
-        boolean backwardChunks, long registrationCacheBytes, int sharedReceives) {
+        boolean backwardChunks, long registrationCacheBytes, int sharedReceives, long silenceTimeoutMillis) {
 
     /** The defaults: what {@code RpcRdmaOptions.builder()} starts from. */
     static final OptionValues DEFAULTS = new OptionValues(
@@ -41,7 +41,8 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
             true,                       // remoteInvalidation
             true,                       // backwardChunks
             64L << 20,                  // registrationCacheBytes
-            0);                         // sharedReceives: a receive queue per connection
+            0,                          // sharedReceives: a receive queue per connection
+            60_000);                    // silenceTimeoutMillis: as the NFS-over-RDMA timeo default
 
     /** @throws IllegalArgumentException naming the first option out of its range, with the rule */
     OptionValues {
@@ -65,6 +66,7 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
         check("chunkMemoryBytes", chunkMemoryBytes, 0, 1L << 34);
         check("rdmaDepth", rdmaDepth, 1, 255);
         check("registrationCacheBytes", registrationCacheBytes, 0, 1L << 40);
+        check("silenceTimeoutMillis", silenceTimeoutMillis, 0, Long.MAX_VALUE / 2);
         if (sharedReceives != 0) {
             check("sharedReceives", sharedReceives, 64, 65536);
         }

@@ -153,6 +153,11 @@ public final class RpcRdmaOptions {
         return v.sharedReceives();
     }
 
+    /** See {@link Builder#silenceTimeoutMillis}. */
+    public long silenceTimeoutMillis() {
+        return v.silenceTimeoutMillis();
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof RpcRdmaOptions x && v.equals(x.v);
@@ -336,6 +341,17 @@ public final class RpcRdmaOptions {
          * to 65536. Default 0.
          */
         Builder sharedReceives(int v);
+
+        /**
+         * Both sides: milliseconds our calls on a connection may all stay without a reply
+         * (sent, not abandoned, and nothing answered meanwhile) before the connection is
+         * declared dead, as xprtrdma disconnects on an RPC timeout: a reliable connection can
+         * still lose a Send (Soft-RoCE can stop retransmitting with its QP in RTS). Its calls
+         * then fail with {@link ConnectionLostException}; a client's calls made with retry go
+         * again, same XIDs, on its next connection. Watched only while a call has a timeout.
+         * 0: never. 0 to {@code Long.MAX_VALUE / 2}; default 60,000.
+         */
+        Builder silenceTimeoutMillis(long v);
 
         /**
          * The options, every value checked.

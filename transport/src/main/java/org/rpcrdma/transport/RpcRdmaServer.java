@@ -1,75 +1,34 @@
 package org.rpcrdma.transport;
 
-import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import org.rpcrdma.transport.chunk.InvalidationPromise;
-import org.rpcrdma.transport.endpoint.ConnectionAssembly;
-import org.rpcrdma.transport.link.SharedReceiveHardware;
-import org.rpcrdma.transport.link.VerbsLink;
-import org.rpcrdma.transport.rpc.ConnectionSizing;
-import org.rpcrdma.transport.rpc.SharedCredits;
-import org.rpcrdma.transport.rpc.SharedReceives;
+import org.rpcrdma.transport.endpoint.ServerAcceptor;
 import org.rpcrdma.transport.rpc.StatsCounters;
-import org.rpcrdma.transport.verbs.CmEvent;
-import org.rpcrdma.transport.verbs.CmId;
-import org.rpcrdma.transport.verbs.ConnectionParameters;
-import org.rpcrdma.transport.verbs.Device;
-import org.rpcrdma.transport.verbs.EventChannel;
-import org.rpcrdma.transport.wire.ConnectPrivate;
-import org.rpcrdma.transport.wire.ConnectSettings;
 
 /**
  * The server endpoint: listens through rdma_cm, accepts each connection with RFC 8797
  * private data (after creating its QP and posting its receives, so the client's first call
  * always finds one), and serves forward calls with one {@link CallHandler}. Each accepted
  * {@link Connection} can send backward calls once its client enabled its backchannel.
+ * Accepting and the connections' life cycle are {@link ServerAcceptor}'s.
  */
 public final class RpcRdmaServer implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger(RpcRdmaServer.class.getName());
-    private static final AtomicInteger GENERATION = new AtomicInteger(1 << 20);
-
-    private record Accepted(CmId id, VerbsLink link, Connection connection) {}
-
     private final RpcRdmaOptions options;
-    private final CallHandler handler;
-    private final Consumer<Connection> onConnect;
-    private final EventChannel events = new EventChannel();
-    private final CmId listener;
-    private final Map<Long, Accepted> byId = new ConcurrentHashMap<>();
-    private final List<Connection> connections = new CopyOnWriteArrayList<>();
     private final Map<Long, Backchannel> backchannels = new ConcurrentHashMap<>();
     private final StatsCounters stats = new StatsCounters();
-    /** Per device name, the shared receive queue its connections draw on (sharedReceives > 0); made on first use. */
-    private final Map<String, SharedReceiveHardware> sharedReceives = new ConcurrentHashMap<>();
     private final RegisteredBuffers registered;
-    private final Thread cmThread;
-    private volatile boolean closing;
+    private final ServerAcceptor acceptor;
 
     private RpcRdmaServer(InetSocketAddress bind, RpcRdmaOptions o, CallHandler handler, Consumer<Connection> onConnect) {
         this.options = o;
-        this.handler = handler;
         this.registered = new RegisteredBuffers(o.registrationCacheBytes());
-        this.onConnect = onConnect;
-        CmId l = null;
-        try {
-            l = events.createId();
-            l.bind(bind);
-            l.listen(64);
-        } catch (RuntimeException e) {
-            if (l != null) {
-                l.close();
-            }
-            events.close();
-            throw e;
-        }
-        this.listener = l;
-        this.cmThread = Thread.ofPlatform().daemon().name("rpcrdma-server-cm").start(this::run);
+        this.acceptor = new ServerAcceptor(bind, o, stats, registered.buffers(), conn -> {
+            conn.handler(handler);
+            conn.backchannel().listener((bound, clientId) -> backchannel(clientId).bind(bound));
+        }, onConnect);
     }
 
     /**
@@ -83,12 +42,12 @@ public final class RpcRdmaServer implements AutoCloseable {
     }
 
     public int port() {
-        return listener.localPort();
+        return acceptor.port();
     }
 
     /** Connections currently open. */
     public List<Connection> connections() {
-        return List.copyOf(connections);
+        return acceptor.connections();
     }
 
     /**
@@ -111,7 +70,7 @@ public final class RpcRdmaServer implements AutoCloseable {
      * {@code c} from now on, and calls waiting for that client are sent there.
      */
     public Backchannel bindBackchannel(long key, Connection c) {
-        if (c.isClient() || !connections.contains(c)) {
+        if (c.isClient() || !acceptor.serves(c)) {
             throw new IllegalArgumentException(c + " is not a connection of this server");
         }
         c.markBackchannelReady();
@@ -133,15 +92,7 @@ public final class RpcRdmaServer implements AutoCloseable {
      * clients) plus each connection's own, when it has some.
      */
     public long receiveMemoryBytes() {
-        long n = 0;
-        for (SharedReceiveHardware h : sharedReceives.values()) {
-            n += h.registeredBytes();
-        }
-        for (Accepted a : byId.values()) {
-            java.lang.foreign.MemorySegment m = a.link().receiveMemory();
-            n += m == null ? 0 : m.byteSize();
-        }
-        return n;
+        return acceptor.receiveMemoryBytes();
     }
 
     /** A snapshot of the counters of all this server's connections, which count together. */
@@ -162,206 +113,13 @@ public final class RpcRdmaServer implements AutoCloseable {
         return registered;
     }
 
-    private void run() {
-        while (!closing) {
-            CmEvent ev;
-            try {
-                ev = events.poll(200);
-            } catch (RuntimeException e) {
-                if (!closing) {
-                    LOG.log(Level.WARNING, "rdma_cm event channel failed", e);
-                }
-                return;
-            }
-            if (ev == null) {
-                continue;
-            }
-            try {
-                switch (ev.type()) {
-                    case CONNECT_REQUEST -> accept(ev);
-                    case DISCONNECTED, DEVICE_REMOVAL -> drop(ev.id(), "rdma_cm " + ev.type());
-                    case ESTABLISHED -> LOG.log(Level.DEBUG, "connection established");
-                    default -> LOG.log(Level.DEBUG, "rdma_cm event {0}", ev);
-                }
-            } catch (VirtualMachineError e) {
-                throw e;
-            } catch (RuntimeException | Error e) {
-                // user callbacks run here too (the backchannel listener): this thread must
-                // outlive them, or the server accepts no connection again
-                LOG.log(Level.WARNING, "rdma_cm event " + ev + " failed", e);
-            }
-        }
-    }
-
-    /**
-     * Builds everything for a connection request, then accepts it: the QP and its receives
-     * first (the client may send as soon as it is established), the connection bound to
-     * its link and poller before {@code onConnect} sees it. Any failure on the way rejects
-     * the request (the client fails fast with the reason) and releases what was built.
-     */
-    private void accept(CmEvent ev) {
-        CmId id = ev.id();
-        RpcRdmaOptions o = options;
-        VerbsLink link = null;
-        Connection c = null;
-        SharedReceives shared = null;
-        boolean ok = false;
-        try {
-            int receiveCount = ConnectionSizing.receiveBuffers(o, false);
-            // RDMA Read depth (RFC 8166 §3.4: the responder reads the requester's read
-            // chunks): no more than the client offered as its responder resources, the
-            // device allows as initiator, and our option. rdma_cm hands the passive side the
-            // REQ's values from its own point of view (ib_cm's cm_format_req_event swaps them):
-            // the event's initiator depth is the client's responder resources. We serve no
-            // RDMA Reads of the client's (it never reads ours): our responder resources
-            // follow its initiator depth.
-            Device.Limits lim = id.device().queryLimits();
-            int depth = Math.min(ev.initiatorDepth(), Math.min(lim.maxQpInitRdAtom(), o.rdmaDepth()));
-            int responderResources = Math.min(ev.responderResources(), Math.min(lim.maxQpRdAtom(), 255));
-            LOG.log(Level.DEBUG, "connect request: RDMA Read depth {0} (client offered {1}), responder resources {2}",
-                    depth, ev.initiatorDepth(), responderResources);
-            SharedReceiveHardware srq = null;
-            if (o.sharedReceives() > 0) {
-                srq = sharedReceives.computeIfAbsent(id.device().name(), d -> new SharedReceiveHardware(id.device(),
-                        o.sharedReceives(), o.inlineThreshold(), o.receiveBatch(), ConnectionSizing.sharedCredits(o),
-                        GENERATION.incrementAndGet()));
-                SharedCredits.Share share = srq.credits().join();
-                if (share == null) {
-                    throw new RpcRdmaException("serving " + srq.credits().active() + " connections, as many as "
-                            + o.sharedReceives() + " shared receives back");
-                }
-                shared = new SharedReceives(srq.pool(), srq.credits(), share);
-            }
-            link = new VerbsLink(id, ConnectionSizing.sendContexts(o, false), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
-                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered.buffers(),
-                    srq);
-            link.adaptiveSpin(java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
-            // R (RFC 8797 §4.1): every rkey of ours may be invalidated by the peer's Send with
-            // Invalidate (only when we expose through windows); we send one when it sets R too
-            ConnectPrivate mine = new ConnectPrivate(InvalidationPromise.advertise(o.remoteInvalidation(),
-                    link.windowsOnly()), o.inlineThreshold(), o.inlineThreshold());
-            ConnectSettings s = ConnectSettings.negotiate(ConnectPrivate.decode(ev.privateData()), mine);
-            link.rkeysInvalidatableByPeer(mine.remoteInvalidation()); // ORDER: before a backward call exposes memory
-            VerbsLink l = link;
-            ConnectionAssembly assembly = shared != null ? new ConnectionAssembly(false, o, link, shared, stats)
-                    : new ConnectionAssembly(false, o, link, link.receiveMemory(), stats);
-            c = assembly.connection(
-                    "server<-" + id.handle().address(), s, link.sendMemory(), id.peerAddress(), conn -> {
-                        conn.handler(handler);
-                        conn.backchannel().listener((bound, clientId) -> backchannel(clientId).bind(bound));
-                        conn.holdSendsUntilAccepted();
-                    }).connection();
-            ConnectionAssembly.start(c.engine(), conn -> l.start(conn, "rpcrdma-server-cq"));
-            byId.put(id.handle().address(), new Accepted(id, link, c));
-            connections.add(c);
-            if (onConnect != null) {
-                onConnect.accept(c);
-            }
-            // rnr_retry 0; the retry count is the REQ's (the client's), ours is ignored.
-            id.accept(new ConnectionParameters(mine.toBytes(), responderResources, depth, ConnectionParameters.RETRY_COUNT, 0));
-            c.engine().accepted();
-            ok = true;
-        } catch (VirtualMachineError e) {
-            throw e;
-        } catch (RuntimeException | Error e) {
-            // onConnect is user code: an Error from it refuses this request like any other
-            // failure, and the thread goes on accepting. One line per refusal (a peer's request
-            // can cause it); the stack trace only at DEBUG.
-            LOG.log(Level.WARNING, "rejecting connection request: {0}", e.toString());
-            LOG.log(Level.DEBUG, "rejected connection request", e);
-        } finally {
-            if (!ok) {
-                byId.remove(id.handle().address());
-                if (c != null) {
-                    connections.remove(c);
-                    c.engine().onLinkLost(new RpcRdmaException("connection request rejected"));
-                } else if (shared != null) {
-                    shared.shutdown(); // its share; the connection's loss does it otherwise
-                }
-                try {
-                    id.reject(null);
-                } catch (RuntimeException e) {
-                    LOG.log(Level.DEBUG, "rdma_reject: {0}", e.getMessage());
-                }
-                if (link != null) {
-                    link.destroy();
-                }
-                id.close();
-            }
-        }
-    }
-
-    /** Waits for the rdma_cm thread to end (it polls in 200 ms steps); false if it did not in time. */
-    private boolean awaitCmThread() {
-        if (Thread.currentThread() == cmThread) {
-            return true; // closed from onConnect or a listener: the loop ends when it returns
-        }
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(CM_THREAD_STOP_MILLIS);
-        boolean interrupted = false;
-        while (cmThread.isAlive()) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            try {
-                cmThread.join(java.time.Duration.ofNanos(left));
-            } catch (InterruptedException e) {
-                interrupted = true; // still wait: what the thread uses must not be freed under it
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        return !cmThread.isAlive();
-    }
-
-    private void drop(CmId id, String why) {
-        if (id == null) {
-            return;
-        }
-        Accepted a = byId.remove(id.handle().address());
-        if (a == null) {
-            return;
-        }
-        connections.remove(a.connection());
-        a.connection().engine().onLinkLost(new RpcRdmaException(why));
-        a.link().destroy();
-        a.id().close();
-    }
-
-    /**
-     * How long {@link #close()} waits for the rdma_cm thread to finish what it is doing (an
-     * accept takes seconds under emulation; {@code onConnect} is user code) before it gives up.
-     */
-    private static final long CM_THREAD_STOP_MILLIS = 60_000;
-
     @Override
     public void close() {
-        closing = true;
-        if (!awaitCmThread()) {
-            // Freeing the event channel, the ids and the links under a thread that still uses
-            // them is a use-after-free in native memory: leave them to the process instead.
-            LOG.log(Level.WARNING, "rdma_cm thread still busy after {0} ms (an onConnect that does not return?):"
-                    + " its event channel and connections are left open", CM_THREAD_STOP_MILLIS);
-            return;
+        if (!acceptor.closeAll()) {
+            return; // its connections still in use: their registered buffers too
         }
-        for (Accepted a : byId.values()) {
-            try {
-                a.connection().close(0, java.util.concurrent.TimeUnit.MILLISECONDS);
-                a.link().destroy();
-                a.id().close();
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "closing a connection failed", e);
-            }
-        }
-        byId.clear();
-        connections.clear();
         backchannels.values().forEach(Backchannel::close);
         backchannels.clear();
-        sharedReceives.values().forEach(SharedReceiveHardware::close); // ORDER: after every QP on them
-        sharedReceives.clear();
         registered.close(); // ORDER: after the links deregistered them
-        listener.close();
-        events.close();
     }
 }

@@ -84,7 +84,8 @@ class ApiSurfaceTest {
     private static final Set<String> OPTIONS = Set.of("backchannelWaitMillis", "backwardCallLimit", "backwardChunks",
             "backwardCredits", "busyPoll", "callTimeoutMillis", "chunkMemoryBytes", "connectTimeoutMillis", "credits",
             "inlineThreshold", "maxChunkBytes", "maxChunkSegments", "memoryWindows", "pollSpinMicros", "rdmaDepth",
-            "receiveBatch", "reconnectAttempts", "registrationCacheBytes", "remoteInvalidation", "sharedReceives", "signalEvery");
+            "receiveBatch", "reconnectAttempts", "registrationCacheBytes", "remoteInvalidation", "sharedReceives", "signalEvery",
+            "silenceTimeoutMillis");
 
     /** Options are made one way, through the builder (an option added later breaks no caller). */
     @Test

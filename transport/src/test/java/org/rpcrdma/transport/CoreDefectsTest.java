@@ -198,10 +198,16 @@ class CoreDefectsTest {
         volatile boolean failSends;
 
         FakePeer(int credits, int backward) {
+            this(credits, backward, RpcRdmaOptions.defaults().silenceTimeoutMillis());
+        }
+
+        /** {@code silenceMillis}: the client's silence period (RpcRdmaOptions.Builder#silenceTimeoutMillis). */
+        FakePeer(int credits, int backward, long silenceMillis) {
             Arena arena = Arena.ofAuto();
             int recv = credits + backward + 8;
             StatsCounters stats = new StatsCounters();
-            conn = new ConnectionEngine("fake-client", new ConnectionParams(true, 1024, 1024, credits, backward, false, 4, 0),
+            conn = new ConnectionEngine("fake-client", new ConnectionParams(true, 1024, 1024, credits, backward, false, 4, 0)
+                    .withSilenceMillis(silenceMillis),
                     this, ConnectionAssembly.receivePool(this, arena.allocate(recv * 1024L), recv, 1024, 4, stats), 16,
                     arena.allocate(16L * 1024), stats).connection();
             conn.engine().start();

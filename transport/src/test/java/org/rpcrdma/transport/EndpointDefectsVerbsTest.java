@@ -392,7 +392,7 @@ class EndpointDefectsVerbsTest {
             return true;
         }
         for (StackTraceElement e : cm.getStackTrace()) {
-            if (e.getClassName().endsWith(".RpcRdmaServer")) {
+            if (e.getClassName().endsWith(".ServerAcceptor")) { // the server's rdma_cm loop
                 return e.getMethodName().equals("run");
             }
         }

@@ -93,7 +93,7 @@ public final class ConnectionAssembly {
         // a server's backward window is the client's grant, clamped to ownCalls (RFC 8167 §4.1)
         ConnectionEngine c = new ConnectionEngine(name, new ConnectionParams(client, sendInline, receiveInline, ConnectionSizing.ownCalls(o, client),
                 ConnectionSizing.peerCalls(o, client), negotiated.remoteInvalidation(), o.signalEvery(), o.callTimeoutMillis(),
-                o.maxChunkBytes(), o.maxChunkSegments()), link, receives, ConnectionSizing.sendContexts(o, client), sendMemory, counters);
+                o.maxChunkBytes(), o.maxChunkSegments(), o.silenceTimeoutMillis()), link, receives, ConnectionSizing.sendContexts(o, client), sendMemory, counters);
         c.remoteAddress(peer);
         role.accept(c);
         return c;

@@ -28,8 +28,9 @@ public final class CallSweep {
      * timeout for the same reason (its NFS default is 60 s). A reliable connection can
      * still lose a Send: Soft-RoCE's requester can stop with a WR posted, the QP in RTS and
      * no retransmission timer armed (it re-arms only while unacknowledged PSNs are out).
+     * 0: never (RpcRdmaOptions.Builder#silenceTimeoutMillis).
      */
-    public static final long SILENCE_MILLIS = 60_000;
+    private final long silenceMillis;
 
     /** The calls whose deadline passed, collected by the current sweep. */
     private final ArrayList<CallRequest> expired = new ArrayList<>();
@@ -39,6 +40,14 @@ public final class CallSweep {
     private long silentSince;
     private long sweepNow;
     private boolean sweepTimed;
+
+    CallSweep(long silenceMillis) {
+        this.silenceMillis = silenceMillis;
+    }
+
+    long silenceMillis() {
+        return silenceMillis;
+    }
 
     /**
      * Collects the waiting and sent calls whose deadline passed at {@code now} (an
@@ -104,11 +113,11 @@ public final class CallSweep {
 
     /**
      * Whether calls of ours ({@code awaiting}: sent, not abandoned) got no reply at all for
-     * {@link #SILENCE_MILLIS}. Stamps the start of a silence, forgets it when none is
+     * {@link #silenceMillis}. Stamps the start of a silence, forgets it when none is
      * awaited; reported once.
      */
     boolean silentFor(long now, int awaiting) {
-        if (awaiting == 0) {
+        if (awaiting == 0 || silenceMillis == 0) {
             silentSince = 0;
             return false;
         }
@@ -116,7 +125,7 @@ public final class CallSweep {
             silentSince = now == 0 ? 1 : now;
             return false;
         }
-        if (now - silentSince < TimeUnit.MILLISECONDS.toNanos(SILENCE_MILLIS)) {
+        if (now - silentSince < TimeUnit.MILLISECONDS.toNanos(silenceMillis)) {
             return false;
         }
         silentSince = 0;

@@ -81,7 +81,7 @@ public final class ConnectionEngine implements CompletionSink {
         this.sends = new SendQueue(link, sendContexts, params.signalEvery(), params.sendInline(), sendMemory, stats, failure);
         this.demand = new ReceiveDemand(receives, params.grantToPeer());
         this.requester = new Requester(name, Direction.ofOwnCalls(params.client()), params.ownCallCredits(), demand, sends, failure, stats,
-                reason -> onLinkLost(new RpcRdmaException(reason)));
+                params.silenceMillis(), reason -> onLinkLost(new RpcRdmaException(reason)));
         RdmaQueue rdma = new RdmaQueue(link, stats);
         this.backchannel = new BackchannelEnabling(name, params.client());
         this.facade = ApiBridge.access().connection(this);

@@ -33,8 +33,8 @@ public final class Requester {
     /** Calls not sent yet, guarded by this requester's lock. */
     private final CallBacklog backlog;
     private int abandonedInFlight;
-    /** Deadlines and the stall, guarded by this requester's lock. */
-    private final CallSweep sweep = new CallSweep();
+    /** Deadlines, the stall and the silence, guarded by this requester's lock. */
+    private final CallSweep sweep;
     private boolean closed;
     /**
      * Whether {@link CallTimer} sweeps this requester (it has, or had at the last tick, timed
@@ -43,7 +43,9 @@ public final class Requester {
     private boolean watched;
 
     public Requester(String name, Direction direction, int maxCredits, ReceiveDemand receives,
-            SendQueue sends, LinkFailure failure, StatsCounters stats, java.util.function.Consumer<String> wedged) {
+            SendQueue sends, LinkFailure failure, StatsCounters stats, long silenceMillis,
+            java.util.function.Consumer<String> wedged) {
+        this.sweep = new CallSweep(silenceMillis);
         this.failure = failure;
         this.name = name;
         this.direction = direction;
@@ -152,7 +154,7 @@ public final class Requester {
             CallTimer.execute(() -> wedged.accept("every credit is held by an abandoned call and no reply came for "
                     + CallSweep.STALL_MILLIS + " ms: the peer is not answering")); // fails calls: user code, not on the timer's thread
         } else if (silent) {
-            CallTimer.execute(() -> wedged.accept("no reply to any of our calls for " + CallSweep.SILENCE_MILLIS
+            CallTimer.execute(() -> wedged.accept("no reply to any of our calls for " + sweep.silenceMillis()
                     + " ms: the connection is declared dead (calls with retry go again on the next one)"));
         }
         return watched;

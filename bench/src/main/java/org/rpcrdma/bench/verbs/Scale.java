@@ -1,0 +1,232 @@
+package org.rpcrdma.bench.verbs;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.StringJoiner;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.rpcrdma.transport.CallHandler;
+import org.rpcrdma.transport.RpcRdmaClient;
+import org.rpcrdma.transport.RpcRdmaOptions;
+
+/**
+ * Many clients, one server: for each N of {@code --conns} (default 1, 10, 100, 1000) this
+ * JVM connects clients up to N to a server in a JVM of its own ({@link ScaleServer}, started
+ * here, queried over its stdin/stdout), then for {@code --seconds} every client keeps
+ * {@code --window} calls in flight (every {@code --long-every}-th a long call) while the
+ * server keeps 2 backward calls in flight to a random tenth of them (RFC 8167). Afterwards
+ * every call must have been answered with its own bytes and executed exactly once (the
+ * server counts executions per XID for the forward calls, this JVM for the backward ones).
+ * Per N: connect time, the server JVM's threads, registered receive memory, verbs objects
+ * and native memory, heap after GC, calls/s. A connection refused (a device limit, memory)
+ * ends that N's connecting and is reported in its row; the bench goes on.
+ *
+ * <pre>
+ * java -cp bench/target/benchmarks.jar org.rpcrdma.bench.verbs.Scale [--conns 1,10,100,1000] [--seconds S]
+ *      [--window W] [--shared N] [--long-every K] [--warmup S] [--out DIR]
+ * </pre>
+ * All clients live in this one JVM: each has its own CQ and poller thread (a client has few
+ * connections), which at 1,000 is 1,000 sleeping threads in event mode, affordable in a
+ * 3 GiB guest; one JVM keeps the connect times free of JVM starts. Exit status 0 when
+ * every call was answered exactly once, 1 otherwise.
+ */
+public final class Scale {
+    private Scale() {}
+
+    public static void main(String[] args) throws Exception {
+        int[] conns = {1, 10, 100, 1000};
+        int seconds = 10;
+        int window = 2;
+        int shared = 4096;
+        int longEvery = 32;
+        int warmup = 10;
+        Path dir = Path.of("scale-out");
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--conns" -> conns = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).toArray();
+                case "--seconds" -> seconds = Integer.parseInt(args[++i]);
+                case "--window" -> window = Integer.parseInt(args[++i]);
+                case "--shared" -> shared = Integer.parseInt(args[++i]);
+                case "--long-every" -> longEvery = Integer.parseInt(args[++i]);
+                case "--warmup" -> warmup = Integer.parseInt(args[++i]);
+                case "--out" -> dir = Path.of(args[++i]);
+                default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+            }
+        }
+        InetAddress ip = SendLatencyBenchmark.address();
+        String setup = String.format(java.util.Locale.ROOT, "%d s of calls per N, %d in flight per client (%d B, every"
+                + " %d-th a %d B long call), 2 backward calls in flight to a random tenth of the clients; server:"
+                + " shared receive queue of %d x 4 KiB, event mode", seconds, window, CallPump.SMALL_ARGS, longEvery,
+                CallPump.LONG_ARGS, shared);
+        System.out.println("[scale] " + setup);
+        List<ScaleReport.Row> rows = new ArrayList<>();
+        try (ServerProcess server = ServerProcess.start(shared)) {
+            Map<String, String> hello = server.next(180);
+            InetSocketAddress addr = new InetSocketAddress(ip, Integer.parseInt(hello.get("port")));
+            XidLedger backLedger = new XidLedger();
+            CallHandler back = c -> {
+                backLedger.executed(c.xid());
+                c.reply(ScaleCalls.reply(c.message().bytes()));
+            };
+            RpcRdmaOptions o = RpcRdmaOptions.builder().credits(4).backwardCredits(2).chunkMemoryBytes(0)
+                    .connectTimeoutMillis(120_000).callTimeoutMillis(300_000).reconnectAttempts(0).build();
+            setup += warmUp(server, addr, o, back, warmup, window, longEvery);
+            backLedger.clear();
+            List<RpcRdmaClient> clients = new ArrayList<>();
+            try {
+                int phase = 0;
+                for (int n : conns) {
+                    phase++;
+                    String stopped = "";
+                    List<Double> connectMs = new ArrayList<>();
+                    while (clients.size() < n) {
+                        long t0 = System.nanoTime();
+                        try {
+                            RpcRdmaClient c = RpcRdmaClient.connect(addr, o);
+                            connectMs.add((System.nanoTime() - t0) / 1e6);
+                            clients.add(c);
+                            c.enableBackchannel(back).get(120, TimeUnit.SECONDS);
+                        } catch (Exception | OutOfMemoryError e) {
+                            stopped = "connection " + (clients.size() + 1) + " refused: " + e;
+                            break;
+                        }
+                    }
+                    try {
+                        rows.add(phase(server, clients, backLedger, n, phase, seconds, window, longEvery, connectMs,
+                                stopped));
+                    } catch (IllegalStateException e) { // the server JVM died or hangs: report what we have
+                        rows.add(ScaleReport.Row.failed(n, clients.size(), connectMs, e.getMessage()));
+                        System.out.println("[scale] " + rows.getLast().line());
+                        break;
+                    }
+                    System.out.println("[scale] " + rows.getLast().line());
+                }
+            } finally {
+                clients.forEach(RpcRdmaClient::close);
+            }
+            server.command("quit");
+        }
+        ScaleReport.write(dir, setup, rows);
+        System.out.print(ScaleReport.table(setup, rows));
+        System.exit(rows.stream().allMatch(ScaleReport.Row::exactlyOnce) ? 0 : 1);
+    }
+
+    /**
+     * One client for {@code seconds} before anything is measured: both JVMs' JIT warms up, and
+     * the server builds its shared receive queue at the first connection (seconds under
+     * TCG), which would otherwise be N = 1's connect time. Returns what to add to the setup line.
+     */
+    private static String warmUp(ServerProcess server, InetSocketAddress addr, RpcRdmaOptions o, CallHandler back,
+            int seconds, int window, int longEvery) throws Exception {
+        long t0 = System.nanoTime();
+        try (RpcRdmaClient c = RpcRdmaClient.connect(addr, o)) {
+            double firstMs = (System.nanoTime() - t0) / 1e6;
+            c.enableBackchannel(back).get(120, TimeUnit.SECONDS);
+            server.command("backward " + seconds + " 2 0 " + c.clientId());
+            CallPump.Result r = new CallPump(List.of(c), window, 0, longEvery, ScaleServer.FORWARD_PROG)
+                    .run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.SECONDS.toNanos(180));
+            Map<String, String> b = server.next(seconds + 180);
+            server.command("clear");
+            String s = String.format(java.util.Locale.ROOT, "; warm-up: one client for %d s (%d calls answered of %d,"
+                    + " %s backward), its connect %.0f ms (the server JVM cold, its shared receive queue built)",
+                    seconds, r.answered(), r.sent(), b.get("backAnswered"), firstMs);
+            System.out.println("[scale] " + s.substring(2));
+            return s;
+        }
+    }
+
+    private static ScaleReport.Row phase(ServerProcess server, List<RpcRdmaClient> clients, XidLedger backLedger, int n,
+            int phase, int seconds, int window, int longEvery, List<Double> connectMs, String stopped) throws Exception {
+        int base = phase << 26;
+        List<RpcRdmaClient> subset = new ArrayList<>(clients);
+        Collections.shuffle(subset, new Random(n));
+        subset = subset.subList(0, Math.max(1, Math.round(clients.size() / 10f)));
+        StringJoiner ids = new StringJoiner(",");
+        subset.forEach(c -> ids.add(Long.toString(c.clientId())));
+        server.command("backward " + seconds + " 2 " + base + " " + ids);
+        CallPump.Result forward = new CallPump(clients, window, base, longEvery, ScaleServer.FORWARD_PROG)
+                .run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.SECONDS.toNanos(180));
+        Map<String, String> backward = server.next(seconds + 180);
+        server.command("snapshot " + base + " " + forward.sent());
+        Map<String, String> snap = server.next(120);
+        XidLedger.Check backCheck = backLedger.check(base, Integer.parseInt(backward.getOrDefault("backSent", "0")));
+        server.command("clear");
+        backLedger.clear();
+        return ScaleReport.Row.of(n, clients.size(), stopped, connectMs, subset.size(), forward, backward, backCheck,
+                snap);
+    }
+
+    /** The server JVM: this JVM's flags and class path, plus native memory tracking. */
+    static final class ServerProcess implements AutoCloseable {
+        private final Process process;
+        private final PrintStream in;
+        private final BlockingQueue<String> answers = new LinkedBlockingQueue<>();
+
+        private ServerProcess(Process p) {
+            this.process = p;
+            this.in = new PrintStream(p.getOutputStream(), true, StandardCharsets.UTF_8);
+            Thread.ofPlatform().daemon().name("scale-server-out").start(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
+                        StandardCharsets.UTF_8))) {
+                    for (String line; (line = r.readLine()) != null; ) {
+                        if (line.startsWith(ScaleServer.PREFIX)) {
+                            answers.add(line.substring(ScaleServer.PREFIX.length()));
+                        } else {
+                            System.out.println("[server] " + line);
+                        }
+                    }
+                } catch (java.io.IOException e) {
+                    System.out.println("[server] output: " + e);
+                }
+            });
+        }
+
+        static ServerProcess start(int shared) throws java.io.IOException {
+            List<String> cmd = new ArrayList<>();
+            cmd.add(ProcessHandle.current().info().command().orElse("java"));
+            cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+            cmd.add("-XX:NativeMemoryTracking=summary");
+            cmd.add("-cp");
+            cmd.add(System.getProperty("java.class.path"));
+            cmd.add(ScaleServer.class.getName());
+            cmd.add(Integer.toString(shared));
+            System.out.println("[scale] server JVM: " + String.join(" ", cmd));
+            return new ServerProcess(new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start());
+        }
+
+        void command(String line) {
+            in.println(line);
+        }
+
+        /** The server's next answer; fails when it sent none in time (or died). */
+        Map<String, String> next(int timeoutSeconds) throws InterruptedException {
+            String s = answers.poll(timeoutSeconds, TimeUnit.SECONDS);
+            if (s == null) {
+                throw new IllegalStateException("no answer from the server JVM in " + timeoutSeconds + " s"
+                        + (process.isAlive() ? "" : " (it exited with " + process.exitValue() + ")"));
+            }
+            return FlatJson.read(s);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            in.close();
+            if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        }
+    }
+}
