@@ -45,7 +45,7 @@ import org.rpcrdma.xdr.Xdr;
  */
 @Tag("verbs")
 @Tag("lossy")
-// a stall costs the 60 s silence, a QP teardown (under a minute) and a reconnect
+// a stall costs the silence (SILENCE_MILLIS), a QP teardown (under a minute) and a reconnect
 @Timeout(value = 480, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class LossyLinkVerbsTest {
     /** Each caller thread's number of calls (the run's length under loss is set by RoCE's retransmission timer). */
@@ -53,6 +53,12 @@ class LossyLinkVerbsTest {
     private static final int SIZE = 6000; // past the 4 KiB inline threshold: 6 packets at rxe's 1 KiB MTU
     private static final int P_ECHO = 1, P_DDP = 2, P_PATTERN = 3, P_DIGEST = 4;
     private static final CallOptions OPTS = CallOptions.timeout(180, TimeUnit.SECONDS).withRetry(true);
+    /**
+     * The silence after which a connection is declared dead (silenceTimeoutMillis): shorter
+     * than the 60 s default, so that a Soft-RoCE stall costs the run less; longer than RoCE's
+     * own retransmissions (6 retries of ~0.5 s) and a call's RDMA under 1 % loss.
+     */
+    private static final long SILENCE_MILLIS = 15_000;
 
     private final String link = env("LOSSY_LINK");
     private RpcRdmaServer server;
@@ -151,7 +157,7 @@ class LossyLinkVerbsTest {
         // shares its host's cores with others took over 30 s, and the client's rdma_cm had
         // given up on that REQ by then (rdma_accept: EINVAL)
         RpcRdmaOptions o = EndpointVerbsTest.OPTS.toBuilder().backwardCredits(8).callTimeoutMillis(180_000)
-                .connectTimeoutMillis(120_000).build();
+                .connectTimeoutMillis(120_000).silenceTimeoutMillis(SILENCE_MILLIS).build();
         server = RpcRdmaServer.listen(new InetSocketAddress(serverIp, 0), o, serverSide, null);
         client = RpcRdmaClient.connect(new InetSocketAddress(serverIp, server.port()), o);
         client.enableBackchannel(clientSide).get(60, TimeUnit.SECONDS);
@@ -296,15 +302,19 @@ class LossyLinkVerbsTest {
     /** Both ends' handler: counts executions per XID and serves the four programs. */
     private static final class Counting implements CallHandler {
         final Map<Integer, AtomicInteger> executions = new ConcurrentHashMap<>();
-        /** The connections each XID was executed on. */
-        final Map<Integer, Set<String>> on = new ConcurrentHashMap<>();
+        /**
+         * The connections each XID was executed on, by identity: a client's connections
+         * before and after a reconnect have the same name (the server's address).
+         */
+        final Map<Integer, Set<Connection>> on = new ConcurrentHashMap<>();
         private final CallHandler ddp = ChunkTest.ddpEcho();
         private final CallHandler echo = ConnectionLoopbackTest.echo();
 
         @Override
         public void handle(IncomingCall call) {
             executions.computeIfAbsent(call.xid(), x -> new AtomicInteger()).incrementAndGet();
-            on.computeIfAbsent(call.xid(), x -> ConcurrentHashMap.newKeySet()).add(call.connection().toString());
+            on.computeIfAbsent(call.xid(), x -> java.util.Collections.newSetFromMap(
+                    java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>()))).add(call.connection());
             MemorySegment in = call.message().bytes();
             switch (Xdr.getInt(in, 12)) {
                 case P_DDP -> ddp.handle(call);
@@ -356,7 +366,7 @@ class LossyLinkVerbsTest {
     /**
      * {@code mustReconnect}: whether the client is to have reconnected. Otherwise it may
      * have: Soft-RoCE (6.1) can stall a Send after a NAK with its QP in RTS, and the
-     * connection is then declared dead after {@link org.rpcrdma.transport.rpc.CallSweep#SILENCE_MILLIS}
+     * connection is then declared dead after {@link #SILENCE_MILLIS}
      * (every call still answered, each XID executed once per connection it reached).
      */
     private void check(Traffic t, Map<String, Long> before, String what, boolean mustReconnect) throws Exception {
