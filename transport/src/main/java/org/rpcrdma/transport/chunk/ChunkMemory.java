@@ -116,10 +116,15 @@ public final class ChunkMemory implements RegisteredMemory.Holder {
         pool.free(b.segment().address() - poolMr.address(), b.byteSize());
     }
 
+    /**
+     * Deregisters a buffer of its own and frees its memory; if the kernel refuses (a window
+     * still bound over it: its LOCAL_INV never ran, the QP failed first), both stay for
+     * {@link #closeAll}, which deallocates the windows first.
+     */
     private void closeOwn(MemoryRegion mr) {
-        Arena arena = own.remove(mr);
-        if (arena != null) {
-            mr.close();
+        Arena arena = own.get(mr);
+        if (arena != null && released(mr)) {
+            own.remove(mr);
             arena.close();
         }
     }
@@ -159,13 +164,17 @@ public final class ChunkMemory implements RegisteredMemory.Holder {
         }
     }
 
-    /** The caller closed {@code r} and no call exposes it: deregister it, unless the link is going. */
+    /**
+     * The caller closed {@code r} and no call exposes it: deregister it, unless the link is
+     * going. Its memory is freed only once no registration pins it: a deregistration the
+     * kernel refuses (a window still bound over it) is left to {@link #closeAll}.
+     */
     @Override
     public void forget(RegisteredMemory r) {
         guard.run(() -> {
-            MemoryRegion mr = callerRegistrations.remove(r);
-            if (mr != null) {
-                deregister(mr);
+            MemoryRegion mr = callerRegistrations.get(r);
+            if (mr != null && deregister(mr)) {
+                callerRegistrations.remove(r);
                 r.unregistered(this);
             }
         });
@@ -260,26 +269,51 @@ public final class ChunkMemory implements RegisteredMemory.Holder {
         }
         exposed.clear();
         for (var e : own.entrySet()) {
-            closeQuietly(e.getKey());
-            closeQuietly(e.getValue());
+            if (released(e.getKey())) {
+                e.getValue().close();
+            } else {
+                kept(e.getKey());
+            }
         }
         own.clear();
         for (var e : callerRegistrations.entrySet()) {
-            deregister(e.getValue());
-            e.getKey().unregistered(this); // the memory is freed once closed and no link holds it
+            if (deregister(e.getValue())) {
+                e.getKey().unregistered(this); // the memory is freed once closed and no link holds it
+            } else {
+                kept(e.getValue());
+            }
         }
         callerRegistrations.clear();
         closeQuietly(poolMr);
         return left;
     }
 
-    /** ibv_dereg_mr of a caller registration (once: it has left callerRegistrations), counted. */
-    private void deregister(MemoryRegion mr) {
-        closeQuietly(mr);
+    /** ibv_dereg_mr of a caller registration, counted when done; false if the kernel refused. */
+    private boolean deregister(MemoryRegion mr) {
+        if (!released(mr)) {
+            return false;
+        }
         StatsCounters s = stats;
         if (s != null) {
             s.registeredBufferDeregistrations.increment();
         }
+        return true;
+    }
+
+    /** Closes {@code mr}; false if the kernel refused (it stays open, and its memory must stay allocated). */
+    private static boolean released(MemoryRegion mr) {
+        closeQuietly(mr);
+        return mr.isClosed();
+    }
+
+    /**
+     * The link is gone and {@code mr} still cannot be deregistered: its memory is never
+     * freed (the device may still reach the pages it pins); said once per region.
+     */
+    private static void kept(MemoryRegion mr) {
+        System.getLogger(ChunkMemory.class.getName()).log(System.Logger.Level.WARNING,
+                "ibv_dereg_mr refused at teardown: {0} bytes at 0x{1} stay allocated", mr.length(),
+                Long.toHexString(mr.address()));
     }
 
     private static void closeQuietly(AutoCloseable a) {

@@ -22,7 +22,8 @@ import org.rpcrdma.transport.verbs.QueuePairCapabilities;
  * Made at once, with the queues sized for everything that can be outstanding on them; a
  * constructor that fails partway releases what it got first. {@link #close} frees in the
  * kernel's order: QP, CQ, channel, MRs, chunk memory (windows before the memory they were
- * bound to), PD, then the arena the memory came from. The id is the endpoint's.
+ * bound to), PD, then the arena the memory came from, only if every registration over it
+ * was released. The id is the endpoint's.
  *
  * <p>Apart from {@link VerbsLink} because it is set-up and teardown only: the link decides
  * when (under its gate's write side, after the poller stopped), this class what and in
@@ -43,6 +44,8 @@ public final class LinkHardware {
     final SharedReceiveHardware shared;
     /** Chunk data and what is exposed to the peer; used under the link's gate like everything native. */
     final ChunkMemory chunks;
+    /** The chunk pool's registration (in {@link #chunks}), or null: its memory is {@link #arena}'s. */
+    private final MemoryRegion chunkMr;
     private final Arena arena = Arena.ofShared();
 
     /**
@@ -90,7 +93,7 @@ public final class LinkHardware {
         } finally {
             if (!ok) {
                 closeQuietly(qp0, cm, r, s, q, ch, shared == null ? p : null);
-                arena.close();
+                freeUnlessPinned(arena, cm, r, s);
             }
         }
         this.pd = p;
@@ -99,6 +102,7 @@ public final class LinkHardware {
         this.qp = qp0;
         this.sendMr = s;
         this.recvMr = r;
+        this.chunkMr = cm;
         WindowPool windows = windowCount > 0 ? new WindowPool(p, qp0, generation, windowCount) : null;
         if (windows != null && !windows.probe()) {
             windows.closeAll(); // the device refused a window: a registration per RPC, and no R
@@ -128,8 +132,27 @@ public final class LinkHardware {
         if (shared == null) {
             closeQuietly(pd); // a shared PD is the server's
         }
-        arena.close();
+        freeUnlessPinned(arena, sendMr, recvMr, chunkMr);
         return withdrawn;
+    }
+
+    /**
+     * Frees {@code arena} unless a registration over its memory is still open (the kernel
+     * refused ibv_dereg_mr): then the memory stays allocated for good, as the device may
+     * still reach the pages the registration pins; said once, with the bytes kept.
+     */
+    static void freeUnlessPinned(Arena arena, MemoryRegion... over) {
+        long pinned = 0;
+        for (MemoryRegion mr : over) {
+            if (mr != null && !mr.isClosed()) {
+                pinned += mr.length();
+            }
+        }
+        if (pinned == 0) {
+            arena.close();
+        } else {
+            LOG.log(Level.WARNING, "ibv_dereg_mr refused at teardown: {0} registered bytes stay allocated", pinned);
+        }
     }
 
     static void closeQuietly(AutoCloseable... all) {

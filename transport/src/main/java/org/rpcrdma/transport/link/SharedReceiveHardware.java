@@ -58,7 +58,7 @@ public final class SharedReceiveHardware implements AutoCloseable {
                     b.close();
                 }
                 LinkHardware.closeQuietly(q, r, p);
-                arena.close();
+                LinkHardware.freeUnlessPinned(arena, r);
             }
         }
         this.pd = p;
@@ -109,6 +109,6 @@ public final class SharedReceiveHardware implements AutoCloseable {
         pool.close(); // ORDER: nothing is posted to the SRQ once it is going
         LinkHardware.closeQuietly(srq, mr, pd);
         batch.close();
-        arena.close();
+        LinkHardware.freeUnlessPinned(arena, mr);
     }
 }

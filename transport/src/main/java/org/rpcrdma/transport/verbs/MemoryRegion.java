@@ -71,4 +71,10 @@ public final class MemoryRegion extends Resource {
     void release() {
         NativeChecks.status("ibv_dereg_mr", IbvCalls.ibvDeregMr(mr));
     }
+
+    /** A refused ibv_dereg_mr (EINVAL while a window is bound over the region, IBA 10.6.7.2.6) keeps it registered. */
+    @Override
+    boolean retryable() {
+        return true;
+    }
 }

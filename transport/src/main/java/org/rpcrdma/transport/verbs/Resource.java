@@ -24,23 +24,41 @@ abstract sealed class Resource implements AutoCloseable
         }
     }
 
-    /** True once {@link #close()} has started. */
+    /** True once {@link #close()} has started (and, for a retryable release, not failed). */
     public final boolean isClosed() {
         return closed.get();
     }
 
-    /** Releases the native object; later calls do nothing. */
+    /**
+     * Releases the native object; later calls do nothing. If a {@link #retryable()} release
+     * is refused (it throws), the object stays open and counted: its owner may try again
+     * once the cause is gone, and must not free memory the object still pins.
+     */
     @Override
     public final void close() {
         if (closed.compareAndSet(false, true)) {
+            boolean released = false;
             try {
                 release();
+                released = true;
             } finally {
-                LiveResources.closed(type);
+                if (released || !retryable()) {
+                    LiveResources.closed(type);
+                } else {
+                    closed.set(false);
+                }
             }
         }
     }
 
-    /** Frees the native object; called exactly once. */
+    /**
+     * Whether a release that threw left the native object exactly as it was, so that
+     * {@link #close()} may be called again (one native call, nothing freed before it).
+     */
+    boolean retryable() {
+        return false;
+    }
+
+    /** Frees the native object; called once (again only after a {@link #retryable()} failure). */
     abstract void release();
 }
