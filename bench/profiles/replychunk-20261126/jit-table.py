@@ -22,7 +22,7 @@ for line in open(out, errors='replace'):
     now, text = t(m.group(1)), m.group(2)
     if prev is not None and (text.startswith('[') and '/' in text[:12] or 'pre-warm' in text):
         inside = [c for c in comp if prev <= c[0] < now]
-        meth = [re.sub(r'^\s*\d+\s+\d+\s+[%sbn! ]*\d?\s*', '', c[1]).split(' ')[0] for c in inside]
+        meth = [re.sub(r'^\s*\d+\s+[%sbn! ]*', '', c[1]).split(' ')[0] for c in inside]
         short = ', '.join(sorted(set(x.split('::')[-1] if '::' in x else x for x in meth))[:6])
         print(f"{now - prev:7.1f}s {len(inside):4d} compiles | {text[:100]}" + (f"\n{'':22}{short}" if inside else ''))
     if text.startswith('[') or 'pre-warm' in text or text.startswith('[bench]'):
