@@ -34,10 +34,13 @@ final class JitPrewarm {
 
     /**
      * NULL and echo calls in turn at each of the given sizes that is inline under a threshold
-     * (0 B if none is), and at the smallest size past it if there is one: the chunk path (a
-     * long call pulled by RDMA Read, an echo's reply written into a Reply chunk) compiles too.
-     * Without it the first chunked points of a C2-only run were measured interpreted: p50
-     * 5.5 ms at 957 B against 2.2 ms at 4,029 B under a 1 KiB threshold.
+     * (0 B if none is), at the smallest size past it if there is one (a long call pulled by
+     * RDMA Read), and at the smallest whose echo does not come back inline (its reply
+     * written into a Reply chunk, which a long call's echo needs only past
+     * {@link #lastInlineReply}): every chunk path compiles too. Without them the first
+     * chunked points of a C2-only run were measured interpreted: p50 5.5 ms at 957 B against
+     * 2.2 ms at 4,029 B under a 1 KiB threshold; and, with the Reply chunk left out, every
+     * Reply-chunk echo at 1 KiB at least 1.1 ms slower than the long call beside it.
      */
     static final class Calls {
         final MemorySegment[] messages;
@@ -48,7 +51,11 @@ final class JitPrewarm {
             if (inline.length == 0) {
                 inline = new int[] {0};
             }
-            int[] chunked = Arrays.stream(sizes).filter(s -> s > LatencyCurve.lastInline(threshold)).limit(1).toArray();
+            // the first long call, and the first echo whose reply needs a Reply chunk (often
+            // the same size): each chunk path a point takes has run before the points
+            int[] chunked = java.util.stream.IntStream.concat(
+                    Arrays.stream(sizes).filter(s -> s > LatencyCurve.lastInline(threshold)).limit(1),
+                    Arrays.stream(sizes).filter(s -> s > lastInlineReply(threshold)).limit(1)).distinct().toArray();
             int[] each = java.util.stream.IntStream.concat(Arrays.stream(inline), Arrays.stream(chunked)).toArray();
             messages = new MemorySegment[2 * each.length];
             replyBytes = new int[messages.length];
@@ -68,6 +75,11 @@ final class JitPrewarm {
         int largest() {
             return (int) messages[messages.length - 1].byteSize() - 40;
         }
+    }
+
+    /** Largest echo argument size whose reply fits inline under threshold {@code t} (RDMA_MSG header and reply header). */
+    static int lastInlineReply(int t) {
+        return t - SendLatencyBenchmark.HEADER - LatencyCurve.REPLY_HEADER;
     }
 
     /** One call over the device in the measured run's own mode (busy-poll, events or mixed). */

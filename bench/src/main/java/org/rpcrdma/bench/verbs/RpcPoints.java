@@ -186,8 +186,10 @@ final class RpcPoints {
     }
 
     /**
-     * {@link JitPrewarm}, then NULL and echo calls in this run's mode (inline sizes under
-     * {@code threshold}) until the JIT is quiet.
+     * {@link JitPrewarm}, then NULL and echo calls in this run's mode ({@link JitPrewarm.Calls}'
+     * sizes under {@code threshold}) until the JIT is quiet, their bytes in registered memory as
+     * the points' are ({@link #run}): memory exposed in place, its own rkey beside the Reply
+     * chunk's, withdrawn by LOCAL_INV, is a path of its own to compile.
      */
     void prewarm(int[] sizes, int threshold) throws InterruptedException {
         out.println("[bench] " + JitPrewarm.run(ip, sizes, threshold, prewarmNanos));
@@ -195,8 +197,13 @@ final class RpcPoints {
         JitPrewarm.Calls c = new JitPrewarm.Calls(sizes, threshold);
         // connected only now: in busy mode its server poller spins from the start
         try (Endpoints e = new Endpoints(ip, threshold, c.largest(), options.mode())) {
+            MemorySegment[] registered = new MemorySegment[c.messages.length];
+            for (int i = 0; i < registered.length; i++) { // closed with the client
+                registered[i] = e.client.allocateRegistered(c.messages[i].byteSize()).segment();
+                MemorySegment.copy(c.messages[i], 0, registered[i], 0, c.messages[i].byteSize());
+            }
             out.println("[bench] " + JitPrewarm.untilQuiet(6 * prewarmNanos,
-                    n -> call(e, c.messages[c.index(n)], c.replyBytes[c.index(n)])));
+                    n -> call(e, registered[c.index(n)], c.replyBytes[c.index(n)])));
         } catch (RuntimeException ex) {
             out.println("[bench] pre-warm: connect failed: " + ex);
         }
