@@ -23,6 +23,7 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
     private boolean backwardChunks;
     private long registrationCacheBytes;
     private int sharedReceives;
+    private int completionThreads;
 
     OptionsBuilder(OptionValues o) {
         inlineThreshold = o.inlineThreshold();
@@ -46,6 +47,7 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
         backwardChunks = o.backwardChunks();
         registrationCacheBytes = o.registrationCacheBytes();
         sharedReceives = o.sharedReceives();
+        completionThreads = o.completionThreads();
     }
 
     @Override
@@ -175,10 +177,17 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
     }
 
     @Override
+    public RpcRdmaOptions.Builder completionThreads(int v) {
+        completionThreads = v;
+        return this;
+    }
+
+    @Override
     public RpcRdmaOptions build() {
         return new RpcRdmaOptions(new OptionValues(inlineThreshold, credits, backwardCredits, backwardCallLimit,
                 busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery,
                 backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes,
-                rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes, sharedReceives));
+                rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes, sharedReceives,
+                completionThreads));
     }
 }
