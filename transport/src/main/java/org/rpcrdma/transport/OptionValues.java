@@ -17,7 +17,8 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
         int pollSpinMicros, int connectTimeoutMillis, long callTimeoutMillis, int receiveBatch, int signalEvery,
         long backchannelWaitMillis, int reconnectAttempts, int maxChunkBytes, int maxChunkSegments,
         long chunkMemoryBytes, int rdmaDepth, boolean memoryWindows, boolean remoteInvalidation,
-        boolean backwardChunks, long registrationCacheBytes, int sharedReceives, long silenceTimeoutMillis) {
+        boolean backwardChunks, long registrationCacheBytes, int sharedReceives, long silenceTimeoutMillis,
+        int completionThreads) {
 
     /** The defaults: what {@code RpcRdmaOptions.builder()} starts from. */
     static final OptionValues DEFAULTS = new OptionValues(
@@ -42,7 +43,8 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
             true,                       // backwardChunks
             64L << 20,                  // registrationCacheBytes
             0,                          // sharedReceives: a receive queue per connection
-            60_000);                    // silenceTimeoutMillis: as the NFS-over-RDMA timeo default
+            60_000,                     // silenceTimeoutMillis: as the NFS-over-RDMA timeo default
+            0);                         // completionThreads: a CQ and poller per connection
 
     /** @throws IllegalArgumentException naming the first option out of its range, with the rule */
     OptionValues {
@@ -70,6 +72,7 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
         if (sharedReceives != 0) {
             check("sharedReceives", sharedReceives, 64, 65536);
         }
+        check("completionThreads", completionThreads, 0, 1024);
     }
 
     private static void check(String name, long v, long min, long max) {

@@ -24,6 +24,7 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
     private long registrationCacheBytes;
     private int sharedReceives;
     private long silenceTimeoutMillis;
+    private int completionThreads;
 
     OptionsBuilder(OptionValues o) {
         inlineThreshold = o.inlineThreshold();
@@ -48,6 +49,7 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
         registrationCacheBytes = o.registrationCacheBytes();
         sharedReceives = o.sharedReceives();
         silenceTimeoutMillis = o.silenceTimeoutMillis();
+        completionThreads = o.completionThreads();
     }
 
     @Override
@@ -183,11 +185,17 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
     }
 
     @Override
+    public RpcRdmaOptions.Builder completionThreads(int v) {
+        completionThreads = v;
+        return this;
+    }
+
+    @Override
     public RpcRdmaOptions build() {
         return new RpcRdmaOptions(new OptionValues(inlineThreshold, credits, backwardCredits, backwardCallLimit,
                 busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery,
                 backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes,
                 rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes, sharedReceives,
-                silenceTimeoutMillis));
+                silenceTimeoutMillis, completionThreads));
     }
 }

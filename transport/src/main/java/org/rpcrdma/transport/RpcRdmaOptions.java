@@ -158,6 +158,11 @@ public final class RpcRdmaOptions {
         return v.silenceTimeoutMillis();
     }
 
+    /** See {@link Builder#completionThreads}. */
+    public int completionThreads() {
+        return v.completionThreads();
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof RpcRdmaOptions x && v.equals(x.v);
@@ -352,6 +357,20 @@ public final class RpcRdmaOptions {
          * 0: never. 0 to {@code Long.MAX_VALUE / 2}; default 60,000.
          */
         Builder silenceTimeoutMillis(long v);
+
+        /**
+         * Server: its connections complete on this many shared completion queues per device,
+         * each with one thread that takes their completions ({@link #busyPoll} spins it,
+         * {@link #pollSpinMicros} applies to it), a connection assigned to the queue with the
+         * most room when accepted: the server's threads and wake-ups are the same however
+         * many clients there are, and an idle connection costs none. On these queues a thread
+         * blocked in a backward call waits for the queue's thread (it does not poll itself),
+         * and handlers run on the queue's thread: one that blocks holds up every connection on
+         * its queue (see {@link CallHandler#onExecutor}). A connection whose work requests
+         * would not fit a queue's room is refused. 0: a completion queue and a poller thread
+         * per connection, as a client has. 0 to 1024; default 0.
+         */
+        Builder completionThreads(int v);
 
         /**
          * The options, every value checked.

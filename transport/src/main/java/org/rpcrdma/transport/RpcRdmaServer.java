@@ -95,6 +95,15 @@ public final class RpcRdmaServer implements AutoCloseable {
         return acceptor.receiveMemoryBytes();
     }
 
+    /**
+     * Completion queues, each with its own thread, that the connections share
+     * ({@link RpcRdmaOptions.Builder#completionThreads} per device in use); 0 when each
+     * connection has its own.
+     */
+    public int completionQueues() {
+        return acceptor.completionQueues();
+    }
+
     /** A snapshot of the counters of all this server's connections, which count together. */
     public RpcRdmaStats stats() {
         return stats.snapshot();

@@ -82,7 +82,8 @@ class ApiSurfaceTest {
 
     /** Each option's name: an accessor on the options, a setter of the same name on their builder. */
     private static final Set<String> OPTIONS = Set.of("backchannelWaitMillis", "backwardCallLimit", "backwardChunks",
-            "backwardCredits", "busyPoll", "callTimeoutMillis", "chunkMemoryBytes", "connectTimeoutMillis", "credits",
+            "backwardCredits", "busyPoll", "callTimeoutMillis", "chunkMemoryBytes", "completionThreads", "connectTimeoutMillis",
+            "credits",
             "inlineThreshold", "maxChunkBytes", "maxChunkSegments", "memoryWindows", "pollSpinMicros", "rdmaDepth",
             "receiveBatch", "reconnectAttempts", "registrationCacheBytes", "remoteInvalidation", "sharedReceives", "signalEvery",
             "silenceTimeoutMillis");

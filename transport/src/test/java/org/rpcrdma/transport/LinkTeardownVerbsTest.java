@@ -299,10 +299,11 @@ class LinkTeardownVerbsTest {
      */
     static final String CONNECTION_RACE = "Connection used the link's memory after destroy (FFM refused it): ";
 
-    /** The classes of a link that use its native memory (VerbsLink and what it was split into). */
-    private static final java.util.Set<String> LINK_CLASSES = java.util.stream.Stream.of(VerbsLink.class, LinkGate.class,
-            LinkHardware.class, WorkRequests.class, LinkCompletions.class).map(Class::getName)
-            .collect(java.util.stream.Collectors.toUnmodifiableSet());
+    /** The classes of a link that use its native memory (VerbsLink and what it was split into, its CQ's poller). */
+    private static final java.util.Set<String> LINK_CLASSES = java.util.stream.Stream.concat(java.util.stream.Stream.of(
+            VerbsLink.class, LinkGate.class, LinkHardware.class, WorkRequests.class, LinkCompletions.class)
+            .map(Class::getName), java.util.stream.Stream.of("org.rpcrdma.transport.link.CompletionPoller",
+            "org.rpcrdma.transport.link.CompletionGroup")).collect(java.util.stream.Collectors.toUnmodifiableSet());
 
     static String misbehaviour(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause()) {

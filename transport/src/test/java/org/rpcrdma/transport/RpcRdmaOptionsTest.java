@@ -19,13 +19,13 @@ class RpcRdmaOptionsTest {
         RpcRdmaOptions o = RpcRdmaOptions.defaults();
         assertEquals(20049, RpcRdmaOptions.DEFAULT_PORT);
         assertEquals(List.of(4096, 32, 0, 16, false, 0, 5000, 60_000L, 8, 8, 0L, 3, (1 << 20) + (64 << 10), 64,
-                        4L << 20, 16, true, true, true, 64L << 20, 0, 60_000L),
+                        4L << 20, 16, true, true, true, 64L << 20, 0, 60_000L, 0),
                 List.of(o.inlineThreshold(), o.credits(), o.backwardCredits(), o.backwardCallLimit(), o.busyPoll(),
                         o.pollSpinMicros(), o.connectTimeoutMillis(), o.callTimeoutMillis(), o.receiveBatch(),
                         o.signalEvery(), o.backchannelWaitMillis(), o.reconnectAttempts(), o.maxChunkBytes(),
                         o.maxChunkSegments(), o.chunkMemoryBytes(), o.rdmaDepth(), o.memoryWindows(),
                         o.remoteInvalidation(), o.backwardChunks(), o.registrationCacheBytes(), o.sharedReceives(),
-                        o.silenceTimeoutMillis()));
+                        o.silenceTimeoutMillis(), o.completionThreads()));
         assertEquals(o, RpcRdmaOptions.builder().build());
         assertTrue(ConnectionSizing.receiveBuffers(o, true) >= o.credits() + o.backwardCredits());
         assertTrue(ConnectionSizing.receiveBuffers(o, false) >= o.credits() + o.backwardCallLimit());
@@ -56,6 +56,9 @@ class RpcRdmaOptionsTest {
         assertTrue(refused(d.toBuilder().silenceTimeoutMillis(-1)).startsWith("silenceTimeoutMillis"));
         assertEquals(0, d.toBuilder().silenceTimeoutMillis(0).build().silenceTimeoutMillis(), "0: never");
         assertEquals(0, d.toBuilder().sharedReceives(0).build().sharedReceives(), "0: receives per connection");
+        assertTrue(refused(d.toBuilder().completionThreads(-1)).startsWith("completionThreads"));
+        assertTrue(refused(d.toBuilder().completionThreads(1025)).startsWith("completionThreads"));
+        assertEquals(0, d.toBuilder().completionThreads(0).build().completionThreads(), "0: a poller per connection");
         assertEquals(17 << 20, d.toBuilder().maxChunkBytes(17 << 20).build().maxChunkBytes());
     }
 
@@ -97,7 +100,8 @@ class RpcRdmaOptionsTest {
                 .callTimeoutMillis(4321).receiveBatch(4).signalEvery(2).backchannelWaitMillis(99)
                 .reconnectAttempts(9).maxChunkBytes(1 << 21).maxChunkSegments(17).chunkMemoryBytes(1 << 22 | 1 << 12)
                 .rdmaDepth(3).memoryWindows(false).remoteInvalidation(false).backwardChunks(false)
-                .registrationCacheBytes(1 << 20).sharedReceives(512).silenceTimeoutMillis(5000).build();
+                .registrationCacheBytes(1 << 20).sharedReceives(512).silenceTimeoutMillis(5000).completionThreads(3)
+                .build();
         RpcRdmaOptions back = o.toBuilder().build();
         List<String> names = new ArrayList<>();
         for (Method m : RpcRdmaOptions.class.getDeclaredMethods()) {
@@ -109,7 +113,7 @@ class RpcRdmaOptionsTest {
                 assertTrue(o.toString().contains(m.getName() + "=" + m.invoke(o)), o.toString());
             }
         }
-        assertEquals(22, names.size(), "every option is covered: " + names);
+        assertEquals(23, names.size(), "every option is covered: " + names);
         assertEquals(o, back);
         assertEquals(o.hashCode(), back.hashCode());
         assertNotEquals(o, o.toBuilder().credits(8).build());

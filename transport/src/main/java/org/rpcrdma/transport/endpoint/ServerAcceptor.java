@@ -16,6 +16,7 @@ import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.chunk.CallerBuffers;
 import org.rpcrdma.transport.chunk.InvalidationPromise;
+import org.rpcrdma.transport.link.CompletionGroup;
 import org.rpcrdma.transport.link.SharedReceiveHardware;
 import org.rpcrdma.transport.link.VerbsLink;
 import org.rpcrdma.transport.rpc.ConnectionEngine;
@@ -36,7 +37,8 @@ import org.rpcrdma.transport.wire.ConnectSettings;
  * its events; each CONNECT_REQUEST accepted with RFC 8797 private data (after its QP exists
  * and its receives are posted, so the client's first call always finds one), each
  * DISCONNECTED dropped, and at close every connection, link and id released once, then the
- * shared receive queues their QPs used.
+ * completion groups and shared receive queues their QPs used (made per device at the
+ * first connection there).
  *
  * <p>Apart from the server's API class because accepting is the life cycle of connections
  * and of the native objects they share, while the API holds what the server offers
@@ -65,6 +67,8 @@ public final class ServerAcceptor implements AutoCloseable {
     private final List<Connection> connections = new CopyOnWriteArrayList<>();
     /** Per device name, the shared receive queue its connections draw on (sharedReceives > 0); made on first use. */
     private final Map<String, SharedReceiveHardware> sharedReceives = new ConcurrentHashMap<>();
+    /** Per device name, the completion queues and threads its connections complete on (completionThreads > 0). */
+    private final Map<String, CompletionGroup> completionGroups = new ConcurrentHashMap<>();
     private final Thread cmThread;
     private volatile boolean closing;
 
@@ -125,6 +129,24 @@ public final class ServerAcceptor implements AutoCloseable {
         for (Accepted a : byId.values()) {
             MemorySegment m = a.link().receiveMemory();
             n += m == null ? 0 : m.byteSize();
+        }
+        return n;
+    }
+
+    /** Completion queues (each with its thread) of the server's completion groups: 0 without any. */
+    public int completionQueues() {
+        int n = 0;
+        for (CompletionGroup g : completionGroups.values()) {
+            n += g.queues();
+        }
+        return n;
+    }
+
+    /** Completions the completion groups dropped because their connection was gone. */
+    public long completionsDropped() {
+        long n = 0;
+        for (CompletionGroup g : completionGroups.values()) {
+            n += g.dropped();
         }
         return n;
     }
@@ -199,9 +221,16 @@ public final class ServerAcceptor implements AutoCloseable {
                 }
                 shared = new SharedReceives(srq.pool(), srq.credits(), share);
             }
+            CompletionGroup group = null;
+            if (o.completionThreads() > 0) {
+                SharedReceiveHardware q = srq;
+                group = completionGroups.computeIfAbsent(id.device().name(), d -> new CompletionGroup(id.device(),
+                        o.completionThreads(), o.busyPoll(), TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()), q,
+                        o.sharedReceives(), stats, "rpcrdma-server-cq"));
+            }
             link = new VerbsLink(id, ConnectionSizing.sendContexts(o, false), o.inlineThreshold(), receiveCount,
                     o.inlineThreshold(), o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth,
-                    o.memoryWindows(), callerBuffers, srq);
+                    o.memoryWindows(), callerBuffers, srq, group);
             link.adaptiveSpin(TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             // R (RFC 8797 §4.1): every rkey of ours may be invalidated by the peer's Send with
             // Invalidate (only when we expose through windows); we send one when it sets R too
@@ -324,7 +353,11 @@ public final class ServerAcceptor implements AutoCloseable {
         }
         byId.clear();
         connections.clear();
-        sharedReceives.values().forEach(SharedReceiveHardware::close); // ORDER: after every QP on them
+        // ORDER: after every QP on them; the CQs before the shared receive queue, whose pool
+        // their threads give receives back to
+        completionGroups.values().forEach(CompletionGroup::close);
+        completionGroups.clear();
+        sharedReceives.values().forEach(SharedReceiveHardware::close);
         sharedReceives.clear();
         listener.close();
         events.close();

@@ -10,8 +10,9 @@ import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.RpcRdmaOptions;
 
 /**
- * Who takes completions off one link's CQ, and when: the link's poller thread, or a caller
- * blocked in {@code callAndWait} for its reply. One thread at a time holds the poll role
+ * Who takes completions off one CQ, and when: the poller thread (a link's own, or a
+ * {@link CompletionGroup}'s for a shared CQ), or, on a link's own CQ, a caller blocked in
+ * {@code callAndWait} for its reply. One thread at a time holds the poll role
  * ({@code pollLock}) and dispatches, so the connection ({@link CompletionSink}) sees one completion thread.
  *
  * <p>Modes (how to choose: {@link RpcRdmaOptions#busyPoll()}):

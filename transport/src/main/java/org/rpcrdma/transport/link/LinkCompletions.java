@@ -2,168 +2,74 @@ package org.rpcrdma.transport.link;
 
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.chunk.ChunkMemory;
-import org.rpcrdma.transport.verbs.CompletionChannel;
-import org.rpcrdma.transport.verbs.CompletionQueue;
 import org.rpcrdma.transport.verbs.WorkCompletions;
 
 /**
- * The completion side of one {@link VerbsLink}, as its {@link CompletionDriver} sees the CQ:
- * polls (and, in event mode, arms and waits) under the read side of the link's
- * {@link LinkGate}, copies each completion out of the native {@code ibv_wc} array into Java
- * arrays, and after releasing the gate classifies and dispatches them to the
- * connection's {@link CompletionSink} (≈ Linux's {@code rpcrdma_wc_send}, {@code rpcrdma_wc_receive} and
- * {@code frwr_wc_localinv}): by the operation and slot packed in wr_id ({@link WrId}), by
- * status (a flushed receive gives its buffer back, any other failure loses the link), and
- * for a received Send with Invalidate by the rkey it withdrew.
+ * One {@link VerbsLink}'s completions, each as its {@link CompletionPoller} hands it over
+ * (≈ Linux's {@code rpcrdma_wc_send}, {@code rpcrdma_wc_receive} and
+ * {@code frwr_wc_localinv}): classified by the operation and slot packed in wr_id
+ * ({@link WrId}), by status (a flushed receive gives its buffer back, any other failure
+ * loses the link), and for a received Send with Invalidate by the rkey it withdrew, then fed
+ * to the connection's {@link CompletionSink}.
  *
- * <p>Threading: one thread at a time polls and dispatches, as {@link CompletionDriver}
- * decides (the poller thread, or a caller waiting in callAndWait for its reply); it owns
- * the copy arrays while it holds the driver's poll role. Dispatch runs user code, so never
- * under the gate. Apart from {@link VerbsLink} because classifying a completion is its own
- * concern, and the one piece of the link that runs on every completion.
+ * <p>Threading: called by one thread at a time, the one holding the poll role of the CQ the
+ * link's QP completes on (its own, or a completion group's). Apart from the poller because
+ * classifying a completion is the link's concern, the CQ it came from is not.
  */
-public final class LinkCompletions implements CompletionDriver.Cq {
-    /** Completions taken per ibv_poll_cq. */
-    private static final int POLL_BATCH = 32;
-    /** IBV_WC_WITH_INV, or the bit Debian 6.1 rxe sets in its place (verbs.RemoteInvalidation). */
-    private static final int INVALIDATED = WorkCompletions.WITH_INV | 0x4;
-
-    private final LinkGate gate;
-    private final CompletionQueue cq;
-    /** Null in busy-poll mode. */
-    private final CompletionChannel channel;
+public final class LinkCompletions {
     private final ChunkMemory chunks;
     private final int generation;
     /** The generation of receive wr_ids: the link's, or its shared receive queue's. */
     private final int recvGeneration;
-    /** Null unless receives come from a shared receive queue. */
-    private final SharedReceiveHardware shared;
-    private final WorkCompletions wc = new WorkCompletions(POLL_BATCH);
-    /** Copies of the last poll's wr_id, status and byte_len; owned by whoever holds the driver's poll role. */
-    private final long[] wcWrId = new long[POLL_BATCH];
-    private final int[] wcStatus = new int[POLL_BATCH];
-    private final int[] wcByteLen = new int[POLL_BATCH];
-    /** The rkey a received Send with Invalidate names, else 0 (RFC 8797 §7; see verbs.RemoteInvalidation). */
-    private final int[] wcInvRkey = new int[POLL_BATCH];
     private volatile CompletionSink conn;
 
-    LinkCompletions(LinkGate gate, LinkHardware hw, int generation) {
-        this.gate = gate;
-        this.cq = hw.cq;
-        this.channel = hw.channel;
-        this.chunks = hw.chunks;
+    LinkCompletions(ChunkMemory chunks, int generation, int recvGeneration) {
+        this.chunks = chunks;
         this.generation = generation;
-        this.shared = hw.shared;
-        this.recvGeneration = shared == null ? generation : shared.generation();
+        this.recvGeneration = recvGeneration;
     }
 
-    /** Where completions go, set before the poller starts. */
+    /** Where completions go, set before the link's QP is registered with its CQ's poller. */
     void bind(CompletionSink c) {
         this.conn = c;
     }
 
-    /** One poll under the gate, no arming. */
-    @Override
-    public int pollOnly() {
-        long stamp = gate.enterUnlessStopping();
-        if (stamp == 0) {
-            return 0;
-        }
-        try {
-            return pollAndCopy();
-        } finally {
-            gate.exit(stamp);
-        }
-    }
-
-    /**
-     * Event mode, whoever holds the poll role: polls; if the CQ is empty, arms it, polls
-     * again (closing the race with a completion that arrived between the empty poll and the
-     * arm) and waits on the channel up to {@code awaitMillis}. All under the gate's read
-     * side, so destroy frees the CQ and channel only after this returns.
-     *
-     * @return completions copied out (0: none, or destroy has begun)
-     */
-    @Override
-    public int pollOrWait(long awaitMillis) {
-        long stamp = gate.enterUnlessStopping();
-        if (stamp == 0) {
-            return 0;
-        }
-        try {
-            int n = pollAndCopy();
-            if (n == 0) {
-                cq.requestNotify(false);
-                n = pollAndCopy();
-                if (n == 0 && channel.await(awaitMillis) != null) {
-                    conn.counters().channelWakeups.increment();
-                }
-            }
-            return n;
-        } finally {
-            gate.exit(stamp);
-        }
-    }
-
-    /**
-     * Polls the CQ and copies each completion's wr_id, status and byte_len into the Java
-     * arrays. Caller holds the gate's read side (and is the one polling thread).
-     */
-    private int pollAndCopy() {
-        int n = cq.poll(wc);
-        for (int i = 0; i < n; i++) {
-            wcWrId[i] = wc.wrId(i);
-            wcStatus[i] = wc.status(i);
-            wcByteLen[i] = wc.byteLen(i);
-            int flags = wc.wcFlags(i);
-            wcInvRkey[i] = (flags & INVALIDATED) != 0 && (flags & WorkCompletions.WITH_IMM) == 0
-                    && wc.status(i) == WorkCompletions.SUCCESS && wc.opcode(i) == WorkCompletions.OPCODE_RECV
-                    ? wc.invalidatedRkey(i) : 0;
-        }
-        return n;
-    }
-
-    /** Feeds the {@code n} copied completions to the connection. Runs user code: never under the gate. */
-    @Override
-    public void dispatch(int n) {
+    /** One completion of this link's QP. Runs user code: never under a gate. */
+    void dispatch(long w, int status, int byteLen, int invRkey) {
         CompletionSink c = conn;
-        for (int i = 0; i < n; i++) {
-            long w = wcWrId[i];
-            int op = WrId.op(w);
-            if (WrId.generation(w) != (op == WrId.OP_RECV ? recvGeneration : generation)) {
-                continue; // from an earlier incarnation
+        int op = WrId.op(w);
+        if (WrId.generation(w) != (op == WrId.OP_RECV ? recvGeneration : generation)) {
+            return; // from an earlier incarnation
+        }
+        int slot = WrId.slot(w);
+        if (op == WrId.OP_LOCAL_INV) {
+            Runnable then = chunks.invalidated(slot, status == WorkCompletions.SUCCESS);
+            if (status != WorkCompletions.SUCCESS && status != WorkCompletions.FLUSHED) {
+                c.onLinkLost(new RpcRdmaException("LOCAL_INV completed with " + WorkCompletions.statusString(status)));
             }
-            int status = wcStatus[i];
-            int slot = WrId.slot(w);
-            if (op == WrId.OP_LOCAL_INV) {
-                Runnable then = chunks.invalidated(slot, status == WorkCompletions.SUCCESS);
-                if (status != WorkCompletions.SUCCESS && status != WorkCompletions.FLUSHED) {
-                    c.onLinkLost(new RpcRdmaException("LOCAL_INV completed with " + WorkCompletions.statusString(status)));
-                }
-                if (then != null) {
-                    then.run();
-                }
-                continue;
+            if (then != null) {
+                then.run();
             }
-            if (status != WorkCompletions.SUCCESS) {
-                if (op == WrId.OP_RECV && status == WorkCompletions.FLUSHED) {
-                    c.flushed(slot);
-                } else if (status != WorkCompletions.FLUSHED) {
-                    c.onLinkLost(new RpcRdmaException(opName(op) + " completed with "
-                            + WorkCompletions.statusString(status)));
-                }
-                continue;
+            return;
+        }
+        if (status != WorkCompletions.SUCCESS) {
+            if (op == WrId.OP_RECV && status == WorkCompletions.FLUSHED) {
+                c.flushed(slot);
+            } else if (status != WorkCompletions.FLUSHED) {
+                c.onLinkLost(new RpcRdmaException(opName(op) + " completed with "
+                        + WorkCompletions.statusString(status)));
             }
-            if (op == WrId.OP_RECV) {
-                if (wcInvRkey[i] != 0) {
-                    remotelyInvalidated(c, wcInvRkey[i]);
-                }
-                c.received(slot, wcByteLen[i]);
-            } else if (op == WrId.OP_SEND) {
-                c.sendCompleted(slot);
-            } else if (op == WrId.OP_READ || op == WrId.OP_WRITE) {
-                c.rdmaCompleted(slot);
+            return;
+        }
+        if (op == WrId.OP_RECV) {
+            if (invRkey != 0) {
+                remotelyInvalidated(c, invRkey);
             }
+            c.received(slot, byteLen);
+        } else if (op == WrId.OP_SEND) {
+            c.sendCompleted(slot);
+        } else if (op == WrId.OP_READ || op == WrId.OP_WRITE) {
+            c.rdmaCompleted(slot);
         }
     }
 
@@ -189,42 +95,17 @@ public final class LinkCompletions implements CompletionDriver.Cq {
         };
     }
 
-    @Override
-    public boolean stopping() {
-        return gate.stopping();
+    /** Our calls awaiting replies. */
+    int outstandingCalls() {
+        CompletionSink c = conn;
+        return c == null ? 0 : c.outstandingCalls();
     }
 
-    @Override
-    public int outstandingCalls() {
-        return conn.outstandingCalls();
-    }
-
-    @Override
-    public void failed(RuntimeException e) {
-        conn.onLinkLost(e);
-    }
-
-    /**
-     * After the QP was destroyed, before the CQ is (caller holds the gate's write side):
-     * the shared receives still in the CQ, consumed by this QP and never dispatched, go
-     * back to the pool; a link with receives of its own has nothing to do.
-     */
-    void reclaimSharedReceives() {
-        if (shared == null) {
-            return;
+    /** The CQ's poller failed: the connection is lost. */
+    void failed(RuntimeException e) {
+        CompletionSink c = conn;
+        if (c != null) {
+            c.onLinkLost(e);
         }
-        for (int n = cq.poll(wc); n > 0; n = cq.poll(wc)) {
-            for (int i = 0; i < n; i++) {
-                long w = wc.wrId(i);
-                if (WrId.op(w) == WrId.OP_RECV && WrId.generation(w) == recvGeneration) {
-                    shared.pool().reclaim(WrId.slot(w));
-                }
-            }
-        }
-    }
-
-    /** Frees the native completion array (caller holds the gate's write side). */
-    void close() {
-        wc.close();
     }
 }

@@ -19,8 +19,8 @@ import org.rpcrdma.transport.LinkClosedException;
  * as it likes.
  *
  * <p>Apart from {@link VerbsLink} because its users are: the link's posts
- * ({@link WorkRequests}), its polls ({@link LinkCompletions}), the link's chunk calls and
- * its destroy all go through here.
+ * ({@link WorkRequests}), its polls ({@link CompletionPoller}; a completion group's CQ has
+ * a gate of its own), the link's chunk calls and its destroy all go through here.
  */
 public final class LinkGate {
     /**

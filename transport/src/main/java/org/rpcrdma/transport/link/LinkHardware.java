@@ -17,7 +17,8 @@ import org.rpcrdma.transport.verbs.QueuePairCapabilities;
 
 /**
  * The verbs objects of one {@link VerbsLink} (≈ Linux's {@code rpcrdma_ep_create} and
- * {@code rpcrdma_ep_destroy}): PD, one CQ (with a completion channel in event mode), the RC
+ * {@code rpcrdma_ep_destroy}): PD, one CQ (with a completion channel in event mode; or a
+ * place on a server's {@link CompletionGroup}'s CQ), the RC
  * QP, registered send and receive memory, and the chunk memory with its memory windows.
  * Made at once, with the queues sized for everything that can be outstanding on them; a
  * constructor that fails partway releases what it got first. {@link #close} frees in the
@@ -33,9 +34,12 @@ public final class LinkHardware {
     private static final System.Logger LOG = System.getLogger(LinkHardware.class.getName());
 
     final ProtectionDomain pd;
-    /** Null in busy-poll mode. */
+    /** Null in busy-poll mode, and on a completion group's CQ. */
     final CompletionChannel channel;
+    /** The link's own CQ, or its place on the server's completion group's. */
     final CompletionQueue cq;
+    /** The link's place on a completion group's CQ; null: the CQ (and channel) are the link's own. */
+    final CompletionGroup.Slot slot;
     final QueuePair qp;
     final MemoryRegion sendMr;
     /** Null when receives come from the server's shared receive queue. */
@@ -57,10 +61,12 @@ public final class LinkHardware {
      * @param guard       runs a release of chunk memory under the link's gate
      * @param shared      the server's shared receive side: its PD and SRQ are used (not
      *                    owned), no receive memory of our own; null: our own PD and receives
+     * @param group       the server's completion group: the QP completes on one of its CQs
+     *                    (entries reserved there); null: a CQ of our own
      */
     LinkHardware(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
             int generation, long chunkMemory, int rdmaDepth, boolean memoryWindows, CallerBuffers callerBuffers,
-            ChunkMemory.Guard guard, SharedReceiveHardware shared) {
+            ChunkMemory.Guard guard, SharedReceiveHardware shared, CompletionGroup group) {
         this.shared = shared;
         Device dev = id.device();
         // Every RPC exposes at most three chunks; most one or two: two windows per send context.
@@ -72,15 +78,24 @@ public final class LinkHardware {
         MemoryRegion s = null;
         MemoryRegion r = null;
         MemoryRegion cm = null;
+        CompletionGroup.Slot place = null;
+        // A window has at most one bind and one LOCAL_INV on the send queue; when the QP
+        // fails, every one of them completes (flushed), signalled or not: the CQ holds them all.
+        int sendDepth = sendContexts + rdmaDepth + 2 * windowCount + 4;
+        int recvDepth = receiveBuffers + 4;
         boolean ok = false;
         try {
             p = shared != null ? shared.protectionDomain() : dev.allocateProtectionDomain();
-            ch = busyPoll ? null : dev.createCompletionChannel();
-            // A window has at most one bind and one LOCAL_INV on the send queue; when the QP
-            // fails, every one of them completes (flushed), signalled or not.
-            q = dev.createCompletionQueue(sendContexts + receiveBuffers + rdmaDepth + 2 * windowCount + 8, ch);
+            if (group != null) {
+                // shared receives complete on the group's CQs within the room each keeps for them
+                place = group.assign(sendDepth + (shared == null ? recvDepth : 0));
+                q = place.cq();
+            } else {
+                ch = busyPoll ? null : dev.createCompletionChannel();
+                q = dev.createCompletionQueue(sendDepth + recvDepth, ch);
+            }
             qp0 = id.createQueuePair(p, q, q, shared == null ? null : shared.srq(), new QueuePairCapabilities(
-                    sendContexts + rdmaDepth + 2 * windowCount + 4, receiveBuffers + 4, 1, 1, 0));
+                    sendDepth, recvDepth, 1, 1, 0));
             s = p.register(arena.allocate((long) sendContexts * sendInline, 4096), Access.LOCAL_WRITE);
             if (shared == null) {
                 r = p.register(arena.allocate((long) receiveBuffers * recvInline, 4096), Access.LOCAL_WRITE);
@@ -92,10 +107,14 @@ public final class LinkHardware {
             ok = true;
         } finally {
             if (!ok) {
-                closeQuietly(qp0, cm, r, s, q, ch, shared == null ? p : null);
+                closeQuietly(qp0, cm, r, s, place == null ? q : null, ch, shared == null ? p : null);
+                if (place != null) {
+                    place.release();
+                }
                 freeUnlessPinned(arena, cm, r, s);
             }
         }
+        this.slot = place;
         this.pd = p;
         this.channel = ch;
         this.cq = q;
@@ -116,7 +135,8 @@ public final class LinkHardware {
      * freed past): QP, CQ, channel, send and receive MRs, chunk memory, PD, arena.
      *
      * @param afterQp runs once the QP is destroyed and before the CQ is: the shared receives
-     *                still in the CQ go back to their pool there
+     *                still in the CQ go back to their pool there (a group's CQ is not
+     *                freed here: the group drops what is left of the QP's completions)
      * @return the withdrawals that waited for a LOCAL_INV: the QP is gone, so their rkeys
      *         are dead; the caller runs them once outside the gate
      */
@@ -127,7 +147,10 @@ public final class LinkHardware {
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "after the QP: {0}", e.toString());
         }
-        closeQuietly(cq, channel, sendMr, recvMr);
+        if (slot == null) {
+            closeQuietly(cq, channel);
+        }
+        closeQuietly(sendMr, recvMr);
         Runnable[] withdrawn = chunks.closeAll();
         if (shared == null) {
             closeQuietly(pd); // a shared PD is the server's

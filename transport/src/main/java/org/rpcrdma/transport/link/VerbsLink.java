@@ -14,7 +14,8 @@ import org.rpcrdma.transport.verbs.CmId;
  * The hardware of one connection (≈ Linux {@code rpcrdma_ep}) as the connection's engine
  * sees it: a {@link Link} over PD, one CQ (with a completion channel in event mode), the RC
  * QP, registered send and receive memory, and the poller thread that feeds completions to
- * its {@link CompletionSink}. Built after address resolution (client) or on CONNECT_REQUEST
+ * its {@link CompletionSink}; or, on a server with a {@link CompletionGroup}, a place on one
+ * of the group's shared CQs, whose thread feeds them. Built after address resolution (client) or on CONNECT_REQUEST
  * (server); destroyed in the kernel's order: disconnect, stop the poller, QP, CQ, channel,
  * MRs, PD (the id is the endpoint's).
  *
@@ -31,8 +32,8 @@ import org.rpcrdma.transport.verbs.CmId;
  * <p>This class holds the life cycle (start, disconnect, destroy) and the Link's entry
  * points; the rest is one class per concern: the gate in {@link LinkGate}, the verbs objects'
  * set-up and teardown in {@link LinkHardware}, the posting of work requests in
- * {@link WorkRequests}, the polling and classification of completions in
- * {@link LinkCompletions}, who polls in {@link CompletionDriver}, chunk memory in
+ * {@link WorkRequests}, the polling of a CQ in {@link CompletionPoller}, the classification
+ * of completions in {@link LinkCompletions}, who polls in {@link CompletionDriver}, chunk memory in
  * {@link ChunkMemory}.
  */
 public final class VerbsLink implements Link {
@@ -47,11 +48,16 @@ public final class VerbsLink implements Link {
     private final LinkMemory memory;
     private final WorkRequests posts;
     private final LinkCompletions completions;
+    /** The poller of the link's own CQ (a group of one); null on a completion group's CQ. */
+    private final CompletionPoller ownPoller;
     /** Set at construction (it sizes the queues), lowered once to what the peer granted ({@link #limitRdmaDepth}). */
     private volatile int rdmaDepth;
     private final boolean busyPoll;
     private volatile CompletionSink conn;
-    /** Who polls the CQ and when: the poller thread or a blocking caller (busy, events, adaptive). */
+    /**
+     * Who polls the link's own CQ and when: the poller thread or a blocking caller (busy,
+     * events, adaptive); null on a completion group's CQ, which its group's thread drives.
+     */
     private final CompletionDriver driver;
     private volatile boolean disconnected;
     /** Serializes destroy: a second caller returns only once the first has freed everything. */
@@ -70,41 +76,49 @@ public final class VerbsLink implements Link {
     public VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
             int generation, long chunkMemory, int rdmaDepth, boolean memoryWindows, CallerBuffers callerBuffers) {
         this(id, sendContexts, sendInline, receiveBuffers, recvInline, busyPoll, generation, chunkMemory, rdmaDepth,
-                memoryWindows, callerBuffers, null);
+                memoryWindows, callerBuffers, null, null);
     }
 
     /**
      * As above, the QP taking its receives from {@code shared} (a server's shared receive
      * queue, in whose PD everything of this link is made) when not null; receives are then
-     * posted by its pool, never through {@link #postReceives}.
+     * posted by its pool, never through {@link #postReceives}; and completing on one of
+     * {@code group}'s CQs (the server's completion threads take its completions) when not
+     * null, else on a CQ of its own with its own poller thread.
      */
     public VerbsLink(CmId id, int sendContexts, int sendInline, int receiveBuffers, int recvInline, boolean busyPoll,
             int generation, long chunkMemory, int rdmaDepth, boolean memoryWindows, CallerBuffers callerBuffers,
-            SharedReceiveHardware shared) {
+            SharedReceiveHardware shared, CompletionGroup group) {
         this.id = id;
         this.rdmaDepth = rdmaDepth;
         this.busyPoll = busyPoll;
         this.hw = new LinkHardware(id, sendContexts, sendInline, receiveBuffers, recvInline, busyPoll, generation,
-                chunkMemory, rdmaDepth, memoryWindows, callerBuffers, this::underGateUnlessGoing, shared);
+                chunkMemory, rdmaDepth, memoryWindows, callerBuffers, this::underGateUnlessGoing, shared, group);
         this.memory = new LinkMemory(gate, hw.chunks);
         WorkRequests w = null;
-        LinkCompletions c = null;
+        CompletionPoller p = null;
         boolean ok = false;
         try {
             w = new WorkRequests(gate, hw, generation, shared == null ? receiveBuffers : 1, recvInline);
-            c = new LinkCompletions(gate, hw, generation);
+            if (hw.slot == null) {
+                p = new CompletionPoller(gate, hw.cq, hw.channel, shared);
+            }
             ok = true;
         } finally {
             if (!ok) {
                 hw.close(() -> { });
+                if (hw.slot != null) {
+                    hw.slot.release();
+                }
                 if (w != null) {
                     w.close();
                 }
             }
         }
         this.posts = w;
-        this.completions = c;
-        this.driver = new CompletionDriver(c, busyPoll);
+        this.completions = new LinkCompletions(hw.chunks, generation, shared == null ? generation : shared.generation());
+        this.ownPoller = p;
+        this.driver = p == null ? null : new CompletionDriver(p, busyPoll);
     }
 
     public MemorySegment sendMemory() {
@@ -118,16 +132,26 @@ public final class VerbsLink implements Link {
 
     /** Event mode: the poller spins this long after each completion before it arms the channel and sleeps. */
     public void adaptiveSpin(long nanos) {
-        driver.adaptiveSpin(nanos);
+        if (driver != null) {
+            driver.adaptiveSpin(nanos); // a group's threads have the group's
+        }
     }
 
     /**
-     * Binds the connection and starts the poller. Receives may have been posted before
+     * Binds the connection and starts taking its completions: its own poller thread, or its
+     * QP registered with its completion group's CQ. Receives may have been posted before
      * (their completions wait in the CQ until now).
      */
     public void start(CompletionSink c, String threadName) {
         deliverTo(c);
         hw.chunks.stats(c.counters());
+        int qpNum = hw.qp.qpNum();
+        if (hw.slot != null) {
+            hw.slot.register(qpNum, completions);
+            return;
+        }
+        ownPoller.countIn(c.counters());
+        ownPoller.register(qpNum, completions, true);
         if (!busyPoll) {
             gate.runUnlessFreed(() -> hw.cq.requestNotify(false));
         }
@@ -289,19 +313,29 @@ public final class VerbsLink implements Link {
         }
     }
 
+    /**
+     * A caller leads on the link's own CQ only. On a completion group's CQ it does not: it
+     * would dispatch other connections' completions on its thread (their handlers, in the
+     * middle of this one's call) while the group's thread waits for the CQ; it waits for
+     * its reply from the group's thread instead.
+     */
     @Override
     public boolean pollOnCaller(BooleanSupplier done, long deadlineNanos) {
-        return driver.pollOnCaller(done, deadlineNanos);
+        return driver != null && driver.pollOnCaller(done, deadlineNanos);
     }
 
     @Override
     public void blockingCallStarts() {
-        driver.blockingCallStarts();
+        if (driver != null) {
+            driver.blockingCallStarts();
+        }
     }
 
     @Override
     public void blockingCallEnds() {
-        driver.blockingCallEnds();
+        if (driver != null) {
+            driver.blockingCallEnds();
+        }
     }
 
     /**
@@ -324,6 +358,10 @@ public final class VerbsLink implements Link {
             destroyed = true;
             disconnect();
             gate.stop();
+            int qpNum = hw.qp.qpNum();
+            if (hw.slot != null) {
+                hw.slot.unregister(qpNum, completions); // the group's thread dispatches nothing more here
+            }
             Thread t = poller;
             if (t != null && t != Thread.currentThread()) {
                 try {
@@ -337,9 +375,12 @@ public final class VerbsLink implements Link {
                 }
             }
             withdrawn = gate.free(() -> {
-                Runnable[] w = hw.close(completions::reclaimSharedReceives);
+                Runnable[] w = hw.close(hw.slot != null ? () -> hw.slot.destroyed(qpNum)
+                        : ownPoller::reclaimSharedReceives);
                 posts.close();
-                completions.close();
+                if (ownPoller != null) {
+                    ownPoller.close();
+                }
                 return w;
             });
         }

@@ -124,7 +124,7 @@ public final class Device extends Resource {
             NativeChecks.status("ibv_query_device", IbvCalls.ibvQueryDevice(context, attr));
             return new Limits(ibv_device_attr.max_qp_wr(attr), ibv_device_attr.max_sge(attr),
                     ibv_device_attr.max_qp_rd_atom(attr), ibv_device_attr.max_qp_init_rd_atom(attr),
-                    ibv_device_attr.max_mw(attr));
+                    ibv_device_attr.max_mw(attr), ibv_device_attr.max_cqe(attr));
         }
     }
 
@@ -141,9 +141,10 @@ public final class Device extends Resource {
     /**
      * Device limits: work requests per queue, SGEs per request, RDMA Reads a QP may have
      * outstanding as target (responder resources) and as initiator (initiator depth), and
-     * how many memory windows it can allocate (0: none, use per-RPC registration).
+     * how many memory windows it can allocate (0: none, use per-RPC registration), entries
+     * per completion queue.
      */
-    public record Limits(int maxQpWr, int maxSge, int maxQpRdAtom, int maxQpInitRdAtom, int maxMw) {}
+    public record Limits(int maxQpWr, int maxSge, int maxQpRdAtom, int maxQpInitRdAtom, int maxMw, int maxCqe) {}
 
     /** {@code ibv_query_gid}: the 16 raw GID bytes at {@code index} of {@code port}'s table. */
     public byte[] queryGid(int port, int index) {
