@@ -13,10 +13,15 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -26,7 +31,8 @@ import org.rpcrdma.xdr.Xdr;
 /**
  * A server whose connections take their receives from one shared receive queue
  * ({@link RpcRdmaOptions.Builder#sharedReceives}): 20 (and 100) clients on real verbs,
- * every call answered with its own XID and bytes, backward calls to a subset, registered
+ * every call answered with its own XID and bytes and executed exactly once (the executing
+ * side counts per XID), backward calls to a random subset, no connection refused, registered
  * receive memory the same at 2 connections as at all of them, the grants of all clients
  * together never more than the receives that back them, and every buffer back on the
  * queue at the end.
@@ -41,6 +47,9 @@ class SharedReceivesVerbsTest {
     private RpcRdmaServer server;
     private final List<RpcRdmaClient> clients = new ArrayList<>();
     private final List<Connection> serverSide = new CopyOnWriteArrayList<>();
+    /** Executions per XID: forward calls by the server's handler, backward ones by the clients'. */
+    private final Map<Integer, AtomicInteger> forwardRuns = new ConcurrentHashMap<>();
+    private final Map<Integer, AtomicInteger> backwardRuns = new ConcurrentHashMap<>();
 
     @AfterEach
     void tearDown() throws Exception {
@@ -62,12 +71,30 @@ class SharedReceivesVerbsTest {
         clientsShareOneReceiveQueue(100, 10, 0);
     }
 
-    /** {@code n} clients, a backward call to every {@code backEvery}-th. */
+    /** Counts each call's execution under its XID, then echoes it. */
+    private static CallHandler counting(Map<Integer, AtomicInteger> runs) {
+        CallHandler echo = echo();
+        return c -> {
+            runs.computeIfAbsent(c.xid(), k -> new AtomicInteger()).incrementAndGet();
+            echo.handle(c);
+        };
+    }
+
+    /** Every XID of {@code xids} executed once, and nothing else executed. */
+    private static void assertExecutedOnce(List<Integer> xids, Map<Integer, AtomicInteger> runs, String what) {
+        for (int x : xids) {
+            AtomicInteger r = runs.get(x);
+            assertEquals(1, r == null ? 0 : r.get(), what + " XID " + Integer.toHexString(x) + " executions");
+        }
+        assertEquals(xids.size(), runs.size(), what + ": executions of XIDs nobody sent");
+    }
+
+    /** {@code n} clients, backward calls to a random {@code 1/backEvery} of them. */
     private void clientsShareOneReceiveQueue(int n, int backEvery, long chunkMemory) throws Exception {
         InetAddress ip = deviceAddress();
         RpcRdmaOptions o = RpcRdmaOptions.builder().sharedReceives(SHARED).backwardCredits(2)
                 .connectTimeoutMillis(120_000).chunkMemoryBytes(chunkMemory).build();
-        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), serverSide::add);
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, counting(forwardRuns), serverSide::add);
         connect(ip, o, 2);
         callEach(0);
         long memoryAt2 = server.receiveMemoryBytes();
@@ -90,14 +117,25 @@ class SharedReceivesVerbsTest {
         assertTrue(windows <= FORWARD, "the clients' windows add up to " + windows + ", more than the " + FORWARD
                 + " receives that back them");
 
-        // backward calls to a subset of the clients: their replies land in the shared queue too
-        assertTrue(waitFor(() -> serverSide.size() == n));
+        // no connection refused: the server holds every one
+        assertTrue(waitFor(() -> serverSide.size() == n), serverSide.size() + " of " + n + " connections accepted");
+        assertEquals(n, server.connections().size());
+
+        // backward calls to a random subset of the clients: their replies land in the shared queue too
+        List<Integer> subset = new ArrayList<>();
+        for (int k = 0; k < n; k++) {
+            subset.add(k);
+        }
+        long seed = System.nanoTime();
+        Collections.shuffle(subset, new Random(seed));
+        subset = subset.subList(0, (n + backEvery - 1) / backEvery);
+        System.out.println("backward calls to clients " + subset + " (seed " + seed + ")");
         List<CompletableFuture<ReceivedMessage>> back = new ArrayList<>();
         List<Integer> backXids = new ArrayList<>();
-        for (int i = 0; i < n; i += backEvery) {
-            clients.get(i).connection().enableBackchannel(echo()).get(60, TimeUnit.SECONDS);
+        for (int k : subset) {
+            clients.get(k).connection().enableBackchannel(counting(backwardRuns)).get(60, TimeUnit.SECONDS);
         }
-        for (int k = 0; k < n; k += backEvery) {
+        for (int k : subset) {
             Backchannel b = server.backchannel(clients.get(k).clientId());
             for (int j = 0; j < 4; j++) {
                 int xid = 0x7000_0000 | (k << 8) | j;
@@ -109,6 +147,8 @@ class SharedReceivesVerbsTest {
         for (int i = 0; i < back.size(); i++) {
             check(backXids.get(i), back.get(i).get(60, TimeUnit.SECONDS));
         }
+        assertExecutedOnce(backXids, backwardRuns, "backward");
+        assertExecutedOnce(forwardXids, forwardRuns, "forward");
         System.out.printf("shared receives: threads rpcrdma-server-cq %d at 2, %d at %d connections;"
                 + " receive memory %d bytes at both; client windows %d in all; connect %d ms per client;"
                 + " %d calls/s (%d calls at once)%n", threadsAt2, serverPollers(), n, memoryAt2, windows,
@@ -133,10 +173,14 @@ class SharedReceivesVerbsTest {
         }
     }
 
+    /** The forward calls sent so far. */
+    private final List<Integer> forwardXids = new ArrayList<>();
+
     /** CALLS calls from every client at once, each answered with its own XID and bytes. */
     private void callEach(int round) throws Exception {
         List<CompletableFuture<ReceivedMessage>> f = new ArrayList<>();
-        List<Integer> xids = new ArrayList<>();
+        List<Integer> xids = forwardXids;
+        int first = xids.size();
         for (int k = 0; k < clients.size(); k++) {
             for (int j = 0; j < CALLS; j++) {
                 int xid = (round << 24) | (k << 12) | j;
@@ -145,7 +189,7 @@ class SharedReceivesVerbsTest {
             }
         }
         for (int i = 0; i < f.size(); i++) {
-            check(xids.get(i), f.get(i).get(120, TimeUnit.SECONDS));
+            check(xids.get(first + i), f.get(i).get(120, TimeUnit.SECONDS));
         }
     }
 

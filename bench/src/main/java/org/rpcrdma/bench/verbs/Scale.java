@@ -113,6 +113,7 @@ public final class Scale {
                         break;
                     }
                     System.out.println("[scale] " + rows.getLast().line());
+                    ScaleReport.write(dir, setup, rows); // so far: a run cut short by the guest's timeout keeps its rows
                 }
             } finally {
                 clients.forEach(RpcRdmaClient::close);
