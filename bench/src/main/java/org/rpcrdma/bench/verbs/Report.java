@@ -270,13 +270,14 @@ final class Report {
 
     private String json() {
         StringBuilder b = new StringBuilder();
-        b.append("{\n  \"description\": ").append(quote(description)).append(",\n");
+        b.append("{\n  \"description\": ").append(FlatJson.quote(description)).append(",\n");
         b.append("  \"unit\": \"microseconds, round trip\",\n  \"points\": [\n");
         for (int i = 0; i < points.size(); i++) {
             Point p = points.get(i);
-            b.append("    {\"series\": ").append(quote(p.series())).append(", \"op\": ").append(quote(p.op()))
+            b.append("    {\"series\": ").append(FlatJson.quote(p.series()))
+                    .append(", \"op\": ").append(FlatJson.quote(p.op()))
                     .append(", \"inlineThreshold\": ").append(p.threshold()).append(", \"size\": ").append(p.size())
-                    .append(", \"status\": ").append(quote(p.status())).append(", \"count\": ").append(p.count());
+                    .append(", \"status\": ").append(FlatJson.quote(p.status())).append(", \"count\": ").append(p.count());
             if (p.ok()) {
                 b.append(String.format(Locale.ROOT, ", \"min\": %.3f, \"p50\": %.3f, \"p99\": %.3f, \"p99_9\": %.3f,"
                         + " \"mean\": %.3f", p.min(), p.p50(), p.p99(), p.p999(), p.mean()));
@@ -284,23 +285,5 @@ final class Report {
             b.append(i + 1 < points.size() ? "},\n" : "}\n");
         }
         return b.append("  ]\n}\n").toString();
-    }
-
-    private static String quote(String s) {
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                default -> {
-                    if (c < 0x20) {
-                        b.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        return b.append('"').toString();
     }
 }
