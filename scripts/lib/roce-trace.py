@@ -5,7 +5,7 @@ usage (root, in the guest): roce-trace.py IFACE OUT.txt   (stops on SIGTERM/SIGI
 
 An AF_PACKET socket on IFACE sees both directions after the egress qdisc, so on one end of
 the lossy link it shows exactly what crossed it (netem's drops never appear). Each line:
-  seconds dir src>dst opcode-name dqpn psn [A] [aeth=syndrome/msn] len
+  seconds dir src>dst opcode-name dqpn psn [A] [aeth=syndrome/msn | xid=XID cr=credits proc=N] len
 dir is '>' for frames IFACE sent, '<' for frames it received.
 """
 import signal
@@ -68,6 +68,11 @@ def decode(data, addr):
         syn = data[b + 12]
         msn = int.from_bytes(data[b + 13:b + 16], "big")
         extra = " aeth=%02x/%d" % (syn, msn)
+    elif op in (0, 4, 5, 23):        # a message's first Send: its RPC-over-RDMA header (RFC 8166 §4.2)
+        h = b + 12 + (4 if op in (5, 23) else 0)   # past the immediate data or IETH
+        if len(data) >= h + 16:
+            xid, vers, credits, proc = struct.unpack("!IIII", data[h:h + 16])
+            extra = " xid=%08x cr=%d proc=%d" % (xid, credits, proc)
     direction = ">" if addr[2] == socket.PACKET_OUTGOING else "<"
     return "%s %s>%s %s qp%d psn%d %s%s len%d" % (
         direction, socket.inet_ntoa(ip[12:16]), socket.inet_ntoa(ip[16:20]),

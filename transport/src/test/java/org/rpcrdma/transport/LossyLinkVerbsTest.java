@@ -59,6 +59,14 @@ class LossyLinkVerbsTest {
      * own retransmissions (6 retries of ~0.5 s) and a call's RDMA under 1 % loss.
      */
     private static final long SILENCE_MILLIS = 15_000;
+    /**
+     * From the end of the 30 s outage to the reconnect: the client's REQ, retransmitted by
+     * its CM every few seconds meanwhile, reaches the server once the link is back, and
+     * neither end waits for the lost connection's teardown.
+     */
+    private static final long RECONNECT_WITHIN_SECONDS = 20;
+    /** From the reconnect to the answer of every call that was outstanding when the link came back. */
+    private static final long RESENT_ANSWERED_WITHIN_SECONDS = 10;
 
     private final String link = env("LOSSY_LINK");
     private RpcRdmaServer server;
@@ -137,16 +145,46 @@ class LossyLinkVerbsTest {
     @Test
     void everyCallIsAnsweredAcrossAThirtySecondOutageByAReconnect() throws Exception {
         connect();
+        java.util.concurrent.atomic.AtomicLong reconnectedAt = new java.util.concurrent.atomic.AtomicLong();
+        client.onReconnect(c -> reconnectedAt.compareAndSet(0, System.nanoTime()));
         Map<String, Long> before = rxeCounters();
         Traffic t = traffic(CALLS);
         assertTrue(waitFor(() -> serverSide.total() > CALLS, 120), "traffic did not start");
         impair("loss", "100%");
         Thread.sleep(30_000); // the outage itself, not a wait for an outcome
         impair();
+        long back = System.nanoTime();
+        Set<Integer> pending = t.outstanding();
+        System.out.println("lossy link: the link is back; outstanding calls " + hex(pending));
         long after = t.answered() + CALLS;
         assertTrue(waitFor(() -> t.answered() >= after || !t.wrong().isEmpty(), 240), "no traffic after the outage");
         t.join();
         check(t, before, "30 s outage", true);
+        // one reconnect, soon after the link is back, and every call outstanding then
+        // answered on that new connection (sent again with the same XID), not after another
+        long reconnect = reconnectedAt.get() - back;
+        StringBuilder late = new StringBuilder();
+        for (int xid : pending) {
+            Long at = t.answeredAt().get(xid);
+            if (at == null || at - reconnectedAt.get() > TimeUnit.SECONDS.toNanos(RESENT_ANSWERED_WITHIN_SECONDS)) {
+                late.append(String.format(" 0x%x after %s ms", xid,
+                        at == null ? "never" : TimeUnit.NANOSECONDS.toMillis(at - reconnectedAt.get())));
+            }
+        }
+        String summary = "reconnected " + TimeUnit.NANOSECONDS.toMillis(reconnect) + " ms after the link was back, "
+                + client.reconnects() + " reconnects, " + pending.size() + " calls outstanding then";
+        System.out.println("lossy link, 30 s outage: " + summary + "; answered late:" + late);
+        assertEquals(1, client.reconnects(), summary);
+        assertTrue(reconnectedAt.get() != 0 && reconnect < TimeUnit.SECONDS.toNanos(RECONNECT_WITHIN_SECONDS),
+                "not reconnected within " + RECONNECT_WITHIN_SECONDS + " s: " + summary);
+        assertEquals("", late.toString(), "calls not answered within " + RESENT_ANSWERED_WITHIN_SECONDS
+                + " s of the reconnect: " + summary);
+    }
+
+    private static String hex(Set<Integer> xids) {
+        StringBuilder b = new StringBuilder();
+        xids.forEach(x -> b.append(" 0x").append(Integer.toHexString(x)));
+        return b.toString();
     }
 
     // ---------------------------------------------------------------- the traffic
@@ -168,9 +206,17 @@ class LossyLinkVerbsTest {
 
     /** {@code more}: while set, the callers go on past their number of calls. */
     private record Traffic(List<Thread> threads, Set<Integer> forward, Set<Integer> backward, List<String> wrong,
-            Map<Kind, AtomicInteger> done, java.util.concurrent.atomic.AtomicBoolean more) {
+            Map<Kind, AtomicInteger> done, java.util.concurrent.atomic.AtomicBoolean more, Map<Integer, Long> answeredAt) {
         long answered() {
             return done.values().stream().mapToLong(AtomicInteger::get).sum();
+        }
+
+        /** The XIDs called, forward and backward, and not answered yet. */
+        Set<Integer> outstanding() {
+            Set<Integer> s = new java.util.TreeSet<>(forward);
+            s.addAll(backward);
+            s.removeAll(answeredAt.keySet());
+            return s;
         }
 
         void join() throws InterruptedException {
@@ -193,13 +239,14 @@ class LossyLinkVerbsTest {
         List<String> wrong = new CopyOnWriteArrayList<>();
         Map<Kind, AtomicInteger> done = new ConcurrentHashMap<>();
         var more = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Map<Integer, Long> answeredAt = new ConcurrentHashMap<>();
         List<Thread> threads = new ArrayList<>();
         for (Kind k : Kind.values()) {
             threads.add(Thread.ofPlatform().name("lossy-" + k).start(() -> {
                 for (int i = 0; i < calls || more.get(); i++) {
                     int xid = xids.getAndIncrement();
                     forward.add(xid);
-                    callAndCheck(k, xid, (m, o) -> client.call(m, o), wrong, done);
+                    callAndCheck(k, xid, (m, o) -> client.call(m, o), wrong, done, answeredAt);
                 }
             }));
         }
@@ -208,7 +255,7 @@ class LossyLinkVerbsTest {
                 for (int i = 0; i < calls || more.get(); i++) {
                     int xid = 0x4000_0000 | xids.getAndIncrement();
                     backward.add(xid);
-                    callAndCheck(k, xid, back::call, wrong, done);
+                    callAndCheck(k, xid, back::call, wrong, done, answeredAt);
                 }
             }));
         }
@@ -243,7 +290,7 @@ class LossyLinkVerbsTest {
                 lastAnswered[0] = answered;
             }
         });
-        return new Traffic(threads, forward, backward, wrong, done, more);
+        return new Traffic(threads, forward, backward, wrong, done, more, answeredAt);
     }
 
     private interface Caller {
@@ -251,7 +298,8 @@ class LossyLinkVerbsTest {
     }
 
     /** One call of the kind, its reply checked byte for byte; what went wrong goes to {@code wrong}. */
-    private static void callAndCheck(Kind k, int xid, Caller caller, List<String> wrong, Map<Kind, AtomicInteger> done) {
+    private static void callAndCheck(Kind k, int xid, Caller caller, List<String> wrong, Map<Kind, AtomicInteger> done,
+            Map<Integer, Long> answeredAt) {
         byte[] data = ChunkTest.pattern(SIZE, xid);
         try {
             switch (k) {
@@ -277,6 +325,7 @@ class LossyLinkVerbsTest {
                     expect(wrong, xid, k, data, placed == SIZE ? receptacle.toArray(ValueLayout.JAVA_BYTE) : new byte[0]);
                 }
             }
+            answeredAt.put(xid, System.nanoTime());
             done.computeIfAbsent(k, x -> new AtomicInteger()).incrementAndGet();
         } catch (Exception e) {
             wrong.add(k + " xid 0x" + Integer.toHexString(xid) + ": " + e);
