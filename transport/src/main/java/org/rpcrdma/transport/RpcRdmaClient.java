@@ -211,6 +211,11 @@ public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
         }
         a.connection.connection().close();
         a.destroy();
-        registered.close(); // ORDER: after the link deregistered them
+        if (reconnector.awaitReleases()) {
+            registered.close(); // ORDER: after every link deregistered them
+        } else {
+            LOG.log(Level.WARNING, "a lost connection to {0} is still being released: the client''s"
+                    + " registered buffers stay allocated", server);
+        }
     }
 }

@@ -281,6 +281,10 @@ class LossyLinkVerbsTest {
                         TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0), done, wrong.size(), serverSide.total(),
                         clientSide.total(), client.reconnects(), client.failedReconnects(), c.isOpen(), c.outstandingCalls(),
                         c.peerOutstandingCalls(), rxe, wrong.subList(0, Math.min(3, wrong.size())));
+                String inKernel = kernelStacks();
+                if (!inKernel.isEmpty()) {
+                    System.out.print("lossy link: threads of ours inside the RDMA stack of the kernel:\n" + inKernel);
+                }
                 long answered = done.values().stream().mapToLong(AtomicInteger::get).sum();
                 if (answered == lastAnswered[0] && ++still[0] % 6 == 3) { // 30 s without an answer: a stall
                     System.out.println(stallReport());
@@ -467,6 +471,31 @@ class LossyLinkVerbsTest {
                 b.append("    at ").append(st[i]).append('\n');
             }
         });
+        return b.toString();
+    }
+
+    /**
+     * The kernel stacks of this JVM's threads that are inside the RDMA stack (rxe, ib_core,
+     * rdma_cm, uverbs) and not merely waiting for an event: where a verbs call blocks.
+     */
+    private static String kernelStacks() {
+        StringBuilder b = new StringBuilder();
+        try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path t : tasks.toList()) {
+                try {
+                    String stack = Files.readString(t.resolve("stack"));
+                    if (stack.matches("(?s).*(rxe_|ib_destroy|ib_uverbs_destroy|rdma_destroy|uverbs_free|restrack|ib_cm).*")
+                            && !stack.contains("ib_uverbs_event_read") && !stack.contains("ucma_get_event")) {
+                        b.append("task ").append(t.getFileName()).append(' ')
+                                .append(Files.readString(t.resolve("comm")).trim()).append('\n').append(stack);
+                    }
+                } catch (IOException e) {
+                    // the task ended meanwhile, or no access to kernel stacks: nothing to show
+                }
+            }
+        } catch (IOException e) {
+            return "";
+        }
         return b.toString();
     }
 

@@ -52,6 +52,8 @@ public final class ClientReconnector {
     private final Object lock = new Object();
     /** Calls to send on the next connection. */
     private final ParkedCalls waiting;
+    /** Lost connections being released, off the reconnect path. */
+    private final Teardowns teardowns = new Teardowns("rpcrdma-client-teardown");
     private volatile ClientAttachment current;
     private boolean reconnecting;
     private boolean closed;
@@ -148,8 +150,7 @@ public final class ClientReconnector {
             }
         }
         if (release != null) {
-            ClientAttachment r = release;
-            Thread.ofPlatform().daemon().name("rpcrdma-client-release").start(r::destroy);
+            teardowns.release(release::destroy);
         }
         ConnectionLostException e = new ConnectionLostException(lost + ": connection lost", null);
         orphans.forEach(o -> o.fail(e));
@@ -168,7 +169,9 @@ public final class ClientReconnector {
         ClientAttachment old = current;
         CallHandler backchannel = old.connection.backchannelHandler();
         boolean announce = old.connection.backchannel().announced();
-        old.destroy(); // the connection is already lost: its calls were handed to us or failed
+        // The connection is already lost (its calls were handed to us or failed): release it
+        // on a thread of its own, as xprtrdma does; the new connection does not wait for it.
+        teardowns.release(old::destroy);
         Events.state(old.connection.toString(), "RECONNECTING", server.toString());
         RuntimeException last = null;
         ReconnectBackoff backoff = new ReconnectBackoff(options, backchannel != null, System.nanoTime());
@@ -249,6 +252,15 @@ public final class ClientReconnector {
             }
             return !closed;
         }
+    }
+
+    /**
+     * Waits for the lost connections still being released (after {@link #close}); whether
+     * they all were within the reconnect's bound: if not, what they use (the client's
+     * registered buffers) must not be freed.
+     */
+    public boolean awaitReleases() {
+        return teardowns.await(options.connectTimeoutMillis() * 3L + 5000L);
     }
 
     /**

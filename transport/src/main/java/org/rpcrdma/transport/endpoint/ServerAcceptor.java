@@ -53,6 +53,8 @@ public final class ServerAcceptor implements AutoCloseable {
      * accept takes seconds under emulation; {@code onConnect} is user code) before it gives up.
      */
     private static final long CM_THREAD_STOP_MILLIS = 60_000;
+    /** How long {@link #close()} waits for lost connections still being released (a QP's teardown on a dead link took ~55 s on Soft-RoCE). */
+    private static final long RELEASE_WAIT_MILLIS = 120_000;
 
     private record Accepted(CmId id, VerbsLink link, ConnectionEngine engine) {}
 
@@ -70,6 +72,8 @@ public final class ServerAcceptor implements AutoCloseable {
     /** Per device name, the completion queues and threads its connections complete on (completionThreads > 0). */
     private final Map<String, CompletionGroup> completionGroups = new ConcurrentHashMap<>();
     private final Thread cmThread;
+    /** Lost connections being released, off the rdma_cm thread that accepts the others. */
+    private final Teardowns teardowns = new Teardowns("rpcrdma-server-teardown");
     private volatile boolean closing;
 
     /**
@@ -297,8 +301,12 @@ public final class ServerAcceptor implements AutoCloseable {
         }
         connections.remove(a.engine().connection());
         a.engine().onLinkLost(new RpcRdmaException(why));
-        a.link().destroy();
-        a.id().close();
+        // the QP's teardown can take long on a dead link: this thread accepts every client's
+        // connection (the reconnect of this very client too) and must not wait for it
+        teardowns.release(() -> {
+            a.link().destroy();
+            a.id().close();
+        });
     }
 
     /** Waits for the rdma_cm thread to end (it polls in 200 ms steps); false if it did not in time. */
@@ -335,11 +343,12 @@ public final class ServerAcceptor implements AutoCloseable {
      */
     public boolean closeAll() {
         closing = true;
-        if (!awaitCmThread()) {
+        if (!awaitCmThread() || !teardowns.await(RELEASE_WAIT_MILLIS)) {
             // Freeing the event channel, the ids and the links under a thread that still uses
             // them is a use-after-free in native memory: leave them to the process instead.
-            LOG.log(Level.WARNING, "rdma_cm thread still busy after {0} ms (an onConnect that does not return?):"
-                    + " its event channel and connections are left open", CM_THREAD_STOP_MILLIS);
+            LOG.log(Level.WARNING, "rdma_cm thread or a lost connection''s release still busy after {0} ms (an"
+                    + " onConnect that does not return?): its event channel and connections are left open",
+                    CM_THREAD_STOP_MILLIS);
             return false;
         }
         for (Accepted a : byId.values()) {
