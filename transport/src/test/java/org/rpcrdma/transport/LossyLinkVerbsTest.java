@@ -143,6 +143,7 @@ class LossyLinkVerbsTest {
      * made meanwhile are delivered on the new connection (RFC 8167 §5.4).
      */
     @Test
+    @Tag("reconnect") // alone: scripts/verbs-tests --lossy -- --exclude-tag='!reconnect'
     void everyCallIsAnsweredAcrossAThirtySecondOutageByAReconnect() throws Exception {
         connect();
         java.util.concurrent.atomic.AtomicLong reconnectedAt = new java.util.concurrent.atomic.AtomicLong();
