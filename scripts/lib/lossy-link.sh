@@ -75,6 +75,14 @@ up() {
     echo 1 > /proc/sys/net/ipv4/conf/$d/accept_local
     echo 0 > /proc/sys/net/ipv4/conf/$d/rp_filter
   done
+  # Frames of one flow arrive in order, as through a real NIC (RSS keeps a flow on one queue):
+  # a veth hands each frame to the backlog of the CPU that sent it, so two frames of one QP
+  # sent from the two vCPUs could swap; rxe answers that with a PSN sequence NAK, after which
+  # its requester (6.1) can stall the QP. Steering each end's receive to one CPU (RPS) keeps
+  # the order; reordering comes only from netem, when asked for.
+  for d in $C_IF $S_IF; do
+    echo 1 > /sys/class/net/$d/queues/rx-0/rps_cpus || fail "rps_cpus of $d"
+  done
   ip neigh replace $S_IP lladdr "$(cat /sys/class/net/$S_IF/address)" dev $C_IF nud permanent
   ip neigh replace $C_IP lladdr "$(cat /sys/class/net/$C_IF/address)" dev $S_IF nud permanent
   [[ $(ip route get $S_IP) == *"dev $C_IF"* ]] || fail "route to $S_IP: $(ip route get $S_IP)"
