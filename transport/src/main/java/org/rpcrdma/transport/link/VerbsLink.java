@@ -2,6 +2,7 @@ package org.rpcrdma.transport.link;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 import org.rpcrdma.transport.LinkClosedException;
 import org.rpcrdma.transport.chunk.CallerBuffers;
@@ -40,6 +41,8 @@ public final class VerbsLink implements Link {
     private static final System.Logger LOG = System.getLogger(VerbsLink.class.getName());
     /** How long destroy waits for the poller to stop before freeing past it (the gate keeps that safe). */
     private static final long POLLER_JOIN_MILLIS = 2000;
+    /** Pollers that destroy freed past, in this JVM (each cost its destroy {@link #POLLER_JOIN_MILLIS}). */
+    private static final LongAdder POLLERS_FREED_PAST = new LongAdder();
 
     private final CmId id;
     private final LinkGate gate = new LinkGate(this::refused);
@@ -338,6 +341,11 @@ public final class VerbsLink implements Link {
         }
     }
 
+    /** Completion pollers that did not stop within {@link #POLLER_JOIN_MILLIS} of their link's destroy, in this JVM. */
+    public static long pollersFreedPast() {
+        return POLLERS_FREED_PAST.sum();
+    }
+
     /**
      * Releases everything (after the connection is lost or closed). Idempotent; a concurrent
      * second call returns once the first has freed everything (the endpoint then closes the id).
@@ -370,8 +378,12 @@ public final class VerbsLink implements Link {
                     Thread.currentThread().interrupt();
                 }
                 if (t.isAlive()) {
+                    POLLERS_FREED_PAST.increment();
+                    // where it is, in one line: what keeps a poller (a handler, a lock) is the finding
+                    StackTraceElement[] at = t.getStackTrace();
                     LOG.log(Level.WARNING, "completion poller {0} did not stop within " + POLLER_JOIN_MILLIS
-                            + " ms (in a call handler?); freeing the link without it", t.getName());
+                            + " ms (in a call handler?); freeing the link without it; it is at {1}", t.getName(),
+                            java.util.Arrays.toString(java.util.Arrays.copyOf(at, Math.min(at.length, 8))));
                 }
             }
             withdrawn = gate.free(() -> {
