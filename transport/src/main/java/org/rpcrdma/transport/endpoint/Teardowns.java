@@ -8,9 +8,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * Releases lost connections on threads of their own, so that neither a reconnect nor the
  * server's rdma_cm thread (which accepts every client's connection) waits for one:
- * Soft-RoCE's {@code rdma_destroy_qp} of a QP that failed on a dead link was seen to take
- * close to a minute. Linux's xprtrdma does the same: a new connection does not wait for the
- * old one's teardown. Each release runs once, on its thread; {@link #await} lets a closing
+ * Soft-RoCE's {@code rdma_destroy_qp} of a QP that failed on a dead link took close to a
+ * minute, at both ends, waiting in rxe's pool cleanup ({@code __rxe_cleanup}) for the QP's
+ * last reference. Linux's xprtrdma does the same: a new connection does not wait for the old
+ * one's teardown. Each release runs once, on its thread; {@link #await} lets a closing
  * endpoint wait for those in progress before it frees what they still use (its registered
  * buffers, its event channel).
  */
