@@ -59,11 +59,6 @@ public final class WorkCompletions extends Resource {
         return capacity;
     }
 
-    MemorySegment segment() {
-        checkOpen();
-        return wc;
-    }
-
     /** The array's native address, for ibv_poll_cq. */
     long address() {
         checkOpen();
