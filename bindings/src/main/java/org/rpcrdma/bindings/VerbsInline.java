@@ -2,6 +2,7 @@ package org.rpcrdma.bindings;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -55,12 +56,18 @@ public final class VerbsInline {
     // post and poll are critical (no thread-state transition): they are short, never block
     // or call back into Java, and are the per-message hot path. rxe's post_send does one
     // doorbell write(2); a safepoint waits at most that long. Notify and MW calls are rare.
+    // Their pointer arguments go as 64-bit integers (JAVA_LONG): on LP64 (x86-64 SysV,
+    // AArch64 AAPCS64) a pointer and a long travel in the same integer register. An ADDRESS
+    // argument costs, per argument and call, a native-segment check and an acquire/release
+    // of its arena's session (two CASes for a shared arena): under C1 most of a busy poll's
+    // time. The callers keep these structures alive themselves (freed only when no post or
+    // poll can be in flight), which is what the session acquire would have ensured.
     // int (*)(void *, void *, void **): post_send(qp, wr, bad_wr), post_recv, post_srq_recv
     private static final MethodHandle POST = LINKER.downcallHandle(
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS), Linker.Option.critical(false));
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG), Linker.Option.critical(false));
     // int (*)(struct ibv_cq *, int, struct ibv_wc *)
     private static final MethodHandle POLL_CQ = LINKER.downcallHandle(
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS), Linker.Option.critical(false));
+            FunctionDescriptor.of(JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_LONG), Linker.Option.critical(false));
     // int (*)(struct ibv_cq *, int)
     private static final MethodHandle REQ_NOTIFY_CQ = LINKER.downcallHandle(
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
@@ -116,6 +123,11 @@ public final class VerbsInline {
      *         first work request that was not posted
      */
     public static int ibvPostSend(MemorySegment fn, MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
+        return ibvPostSend(fn, qp.address(), wr.address(), badWr.address());
+    }
+
+    /** As {@link #ibvPostSend(MemorySegment, MemorySegment, MemorySegment, MemorySegment)}, the pointers as addresses. */
+    public static int ibvPostSend(MemorySegment fn, long qp, long wr, long badWr) {
         try {
             return (int) POST.invokeExact(fn, qp, wr, badWr);
         } catch (Throwable t) {
@@ -128,6 +140,11 @@ public final class VerbsInline {
      * through {@code fn} from {@link #postRecvFunction}.
      */
     public static int ibvPostRecv(MemorySegment fn, MemorySegment qp, MemorySegment wr, MemorySegment badWr) {
+        return ibvPostRecv(fn, qp.address(), wr.address(), badWr.address());
+    }
+
+    /** As {@link #ibvPostRecv(MemorySegment, MemorySegment, MemorySegment, MemorySegment)}, the pointers as addresses. */
+    public static int ibvPostRecv(MemorySegment fn, long qp, long wr, long badWr) {
         try {
             return (int) POST.invokeExact(fn, qp, wr, badWr);
         } catch (Throwable t) {
@@ -139,7 +156,7 @@ public final class VerbsInline {
     public static int ibvPostSrqRecv(MemorySegment srq, MemorySegment wr, MemorySegment badWr) {
         MemorySegment fn = op(ptr(srq.address() + SRQ_CONTEXT), OPS_POST_SRQ_RECV);
         try {
-            return (int) POST.invokeExact(fn, srq, wr, badWr);
+            return (int) POST.invokeExact(fn, srq.address(), wr.address(), badWr.address());
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -153,6 +170,11 @@ public final class VerbsInline {
      * @return the number of completions written (0 when none), or a negative value on failure
      */
     public static int ibvPollCq(MemorySegment fn, MemorySegment cq, int numEntries, MemorySegment wc) {
+        return ibvPollCq(fn, cq.address(), numEntries, wc.address());
+    }
+
+    /** As {@link #ibvPollCq(MemorySegment, MemorySegment, int, MemorySegment)}, the pointers as addresses. */
+    public static int ibvPollCq(MemorySegment fn, long cq, int numEntries, long wc) {
         try {
             return (int) POLL_CQ.invokeExact(fn, cq, numEntries, wc);
         } catch (Throwable t) {

@@ -95,6 +95,22 @@ class VerbsInlineTest {
     }
 
     @Test
+    void pointersPassedAsAddressesReachTheCalleeAsPointers() {
+        // post and poll hand their pointers over as 64-bit integers: a C function that
+        // dereferences its first two (strcmp) sees the strings they point at
+        MemorySegment strcmp = Linker.nativeLinker().defaultLookup().find("strcmp").orElseThrow();
+        MemorySegment a = arena.allocateFrom("rpc-over-rdma");
+        MemorySegment same = arena.allocateFrom("rpc-over-rdma");
+        MemorySegment other = arena.allocateFrom("rpc-over-rdmb");
+        assertEquals(0, VerbsInline.ibvPostSend(strcmp, a.address(), same.address(), badWr.address()));
+        assertTrue(VerbsInline.ibvPostRecv(strcmp, a.address(), other.address(), badWr.address()) < 0);
+        // poll_cq(cq, n, wc): the first pointer arrives intact, the int in the second register
+        MemorySegment strchr = Linker.nativeLinker().defaultLookup().find("strchr").orElseThrow();
+        int found = VerbsInline.ibvPollCq(strchr, a.address(), '-', wc.address());
+        assertEquals((int) (a.address() + 3), found, "strchr's result (low 32 bits): a pointer to the first '-'");
+    }
+
+    @Test
     void allocMwWithoutProviderSupportIsEopnotsupp() {
         // verbs.h ibv_alloc_mw: errno = EOPNOTSUPP when ops.alloc_mw is NULL.
         assertEquals(MemorySegment.NULL, VerbsInline.ibvAllocMw(pd, 1));

@@ -17,6 +17,7 @@ public final class CompletionQueue extends Resource {
     private final MemorySegment cq;
     /** The provider's poll_cq, looked up once (each lookup allocates under C1). */
     private final MemorySegment pollFn;
+    private final long address;
     private final int capacity;
 
     CompletionQueue(Device device, int capacity, CompletionChannel channel) {
@@ -26,6 +27,7 @@ public final class CompletionQueue extends Resource {
                 MemorySegment.NULL, channel == null ? MemorySegment.NULL : channel.handle(), 0), ibv_cq.layout().byteSize());
         this.capacity = ibv_cq.cqe(cq);
         this.pollFn = VerbsInline.pollCqFunction(cq);
+        this.address = cq.address();
         if (channel != null) {
             channel.register(this);
         }
@@ -59,7 +61,7 @@ public final class CompletionQueue extends Resource {
      */
     public int poll(WorkCompletions out) {
         checkOpen();
-        return NativeChecks.polled(VerbsInline.ibvPollCq(pollFn, cq, out.capacity(), out.segment()));
+        return NativeChecks.polled(VerbsInline.ibvPollCq(pollFn, address, out.capacity(), out.address()));
     }
 
     /**

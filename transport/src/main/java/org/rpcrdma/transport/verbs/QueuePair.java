@@ -28,6 +28,9 @@ public final class QueuePair extends Resource {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment badSend;
     private final MemorySegment badRecv;
+    private final long address;
+    private final long badSendAddress;
+    private final long badRecvAddress;
 
     QueuePair(CmId id, ProtectionDomain pd, CompletionQueue sendCq, CompletionQueue recvCq,
               SharedReceiveQueue srq, MemorySegment qp) {
@@ -42,6 +45,9 @@ public final class QueuePair extends Resource {
         this.postRecvFn = VerbsInline.postRecvFunction(this.qp);
         this.badSend = arena.allocate(ValueLayout.ADDRESS);
         this.badRecv = arena.allocate(ValueLayout.ADDRESS);
+        this.address = this.qp.address();
+        this.badSendAddress = badSend.address();
+        this.badRecvAddress = badRecv.address();
         opened();
     }
 
@@ -83,7 +89,7 @@ public final class QueuePair extends Resource {
         if (batch.size() == 0) {
             return;
         }
-        int rc = VerbsInline.ibvPostSend(postSendFn, qp, batch.first(), badSend);
+        int rc = VerbsInline.ibvPostSend(postSendFn, address, batch.firstAddress(), badSendAddress);
         if (rc != 0) {
             int bad = batch.indexOf(badSend.get(ValueLayout.JAVA_LONG, 0));
             batch.posted(Math.max(bad, 0));
@@ -98,7 +104,7 @@ public final class QueuePair extends Resource {
         if (batch.size() == 0) {
             return;
         }
-        int rc = VerbsInline.ibvPostRecv(postRecvFn, qp, batch.first(), badRecv);
+        int rc = VerbsInline.ibvPostRecv(postRecvFn, address, batch.firstAddress(), badRecvAddress);
         if (rc != 0) {
             throw NativeChecks.failure("ibv_post_recv", Math.abs(rc));
         }

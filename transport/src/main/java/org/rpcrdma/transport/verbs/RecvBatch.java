@@ -18,6 +18,8 @@ public final class RecvBatch implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
     private final MemorySegment wrs;
     private final MemorySegment sges;
+    private final long wrsAddress;
+    private final long sgesAddress;
     private final int maxWr;
     private int count;
 
@@ -28,6 +30,8 @@ public final class RecvBatch implements AutoCloseable {
         this.maxWr = maxWr;
         this.wrs = arena.allocate(WR_SIZE * maxWr, 8);
         this.sges = arena.allocate(SGE_SIZE * maxWr, 8);
+        this.wrsAddress = wrs.address();
+        this.sgesAddress = sges.address();
     }
 
     public void clear() {
@@ -42,6 +46,11 @@ public final class RecvBatch implements AutoCloseable {
         return wrs;
     }
 
+    /** The native address of the first request (the chain ibv_post_recv takes). */
+    long firstAddress() {
+        return wrsAddress;
+    }
+
     /** Adds a receive of up to {@code length} bytes into [address, ...) registered under {@code lkey}. */
     public int add(long wrId, int lkey, long address, int length) {
         if (count == maxWr) {
@@ -54,10 +63,10 @@ public final class RecvBatch implements AutoCloseable {
         sges.set(ValueLayout.JAVA_INT, sge + ibv_sge.lkey$offset(), lkey);
         wrs.set(ValueLayout.JAVA_LONG, base + ibv_recv_wr.wr_id$offset(), wrId);
         wrs.set(ValueLayout.JAVA_LONG, base + ibv_recv_wr.next$offset(), 0L);
-        wrs.set(ValueLayout.JAVA_LONG, base + ibv_recv_wr.sg_list$offset(), sges.address() + sge);
+        wrs.set(ValueLayout.JAVA_LONG, base + ibv_recv_wr.sg_list$offset(), sgesAddress + sge);
         wrs.set(ValueLayout.JAVA_INT, base + ibv_recv_wr.num_sge$offset(), 1);
         if (count > 0) {
-            wrs.set(ValueLayout.JAVA_LONG, base - WR_SIZE + ibv_recv_wr.next$offset(), wrs.address() + base);
+            wrs.set(ValueLayout.JAVA_LONG, base - WR_SIZE + ibv_recv_wr.next$offset(), wrsAddress + base);
         }
         return count++;
     }

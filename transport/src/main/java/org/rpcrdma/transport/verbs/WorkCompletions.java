@@ -41,6 +41,7 @@ public final class WorkCompletions extends Resource {
 
     private final Arena arena = Arena.ofShared();
     private final MemorySegment wc;
+    private final long address;
     private final int capacity;
 
     /** Allocates room for {@code capacity} completions. */
@@ -50,6 +51,7 @@ public final class WorkCompletions extends Resource {
         }
         this.capacity = capacity;
         this.wc = arena.allocate(SIZE * capacity, 8);
+        this.address = wc.address();
         opened();
     }
 
@@ -57,9 +59,10 @@ public final class WorkCompletions extends Resource {
         return capacity;
     }
 
-    MemorySegment segment() {
+    /** The array's native address, for ibv_poll_cq. */
+    long address() {
         checkOpen();
-        return wc;
+        return address;
     }
 
     public long wrId(int i) {
