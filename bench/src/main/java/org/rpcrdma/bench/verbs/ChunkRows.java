@@ -90,6 +90,35 @@ final class ChunkRows {
         }
     }
 
+    /**
+     * The JIT pre-warm of the rows' own path ({@code --chunk-only}, whose RPC pre-warm makes
+     * only inline calls): the four shapes at the smaller size, in turn, over the device in
+     * the rows' mode, until the JIT is quiet or {@code capNanos} ({@link JitPrewarm#untilQuiet}).
+     * Without it the first shape measured ran its chunk path (binds, RDMA Read and Write,
+     * DDP) interpreted or while C2 compiled it. Returns a line saying what it did.
+     */
+    String prewarm(long capNanos) {
+        int size = SIZES[0];
+        ChunkAnswer answer = new ChunkAnswer(size);
+        try (RpcPoints.Endpoints e = new RpcPoints.Endpoints(ip, THRESHOLD, size, mode(options),
+                CallHandler.immediate(answer));
+                RegisteredBuffer call = e.client.allocateRegistered(40 + 4 + size);
+                RegisteredBuffer data = e.client.allocateRegistered(size)) {
+            Shape[] shapes = new Shape[SERIES.size()];
+            for (int i = 0; i < shapes.length; i++) {
+                shapes[i] = shape(SERIES.get(i), call.segment(), data.segment(), size);
+            }
+            return "chunk rows " + JitPrewarm.untilQuiet(capNanos, n -> {
+                Shape s = shapes[n % shapes.length];
+                if (!call(e, s)) {
+                    throw new IllegalStateException("reply not of the " + s.replyBytes() + " bytes expected");
+                }
+            });
+        } catch (RuntimeException ex) {
+            return "chunk rows pre-warm failed: " + ex;
+        }
+    }
+
     private void measureShapes(String op, int size) throws InterruptedException {
         ChunkAnswer answer = new ChunkAnswer(size);
         try (RpcPoints.Endpoints e = new RpcPoints.Endpoints(ip, THRESHOLD, size, mode(options),
