@@ -104,12 +104,17 @@ final class ChunkRows {
                 CallHandler.immediate(answer));
                 RegisteredBuffer call = e.client.allocateRegistered(40 + 4 + size);
                 RegisteredBuffer data = e.client.allocateRegistered(size)) {
-            Shape[] shapes = new Shape[SERIES.size()];
-            for (int i = 0; i < shapes.length; i++) {
-                shapes[i] = shape(SERIES.get(i), call.segment(), data.segment(), size);
-            }
+            // the shapes share the call's memory (each writes its header there): one at a
+            // time, 64 calls each in turn
+            Shape[] current = {null};
+            int[] which = {-1};
             return "chunk rows " + JitPrewarm.untilQuiet(capNanos, n -> {
-                Shape s = shapes[n % shapes.length];
+                int k = (n >> 6) % SERIES.size();
+                if (k != which[0]) {
+                    which[0] = k;
+                    current[0] = shape(SERIES.get(k), call.segment(), data.segment(), size);
+                }
+                Shape s = current[0];
                 if (!call(e, s)) {
                     throw new IllegalStateException("reply not of the " + s.replyBytes() + " bytes expected");
                 }
