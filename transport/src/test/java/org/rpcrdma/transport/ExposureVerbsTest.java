@@ -87,10 +87,10 @@ class ExposureVerbsTest {
         RpcRdmaStats cs = oneAndTwoRkeys();
         assertEquals(3, cs.windowsBound());
         assertEquals(0, cs.exposureRegistrations());
-        assertEquals(1, cs.remoteInvalidations(), "the first call's one rkey, by the server's Send");
-        assertEquals(2, cs.localInvalidations(), "the second call's two, by our LOCAL_INV");
+        assertEquals(2, cs.remoteInvalidations(), "the first call's one rkey and one of the second's, by the server's Send");
+        assertEquals(1, cs.localInvalidations(), "the second call's other rkey, by our LOCAL_INV");
         assertEquals(0, cs.remoteInvalidationsUnnegotiated());
-        assertEquals(1, server.stats().sendsWithInvalidate());
+        assertEquals(2, server.stats().sendsWithInvalidate());
     }
 
     private void echoChecked(int size) throws Exception {
@@ -322,7 +322,7 @@ class ExposureVerbsTest {
         assertEquals(0, cs.get().exposureRegistrations(), "never a registration while R is negotiated");
         assertEquals(11, cs.get().windowsBound());
         // counted on our side: the server counts its Send after posting it, maybe after we saw the reply
-        assertEquals(1, cs.get().remoteInvalidations(), "call 51's one window, by the server's Send");
+        assertEquals(6, cs.get().remoteInvalidations(), "one window of each call answered, by the server's Send");
     }
 
     /** An RDMA_MSG reply with no chunks and an empty accepted RPC reply. */
@@ -351,16 +351,19 @@ class ExposureVerbsTest {
         assertEquals(1, client.connection().stats().remoteInvalidations());
     }
 
+    /** Without R: both of the call's windows withdrawn by our LOCAL_INV. */
     @Test
     void aLateRdmaReadOfAWindowWithdrawnByLocalInvalidateFails() throws Exception {
-        lateOp(false, Chunks.WRITE_CHUNK, opts());
+        lateOp(false, Chunks.WRITE_CHUNK, opts().toBuilder().remoteInvalidation(false).build());
         assertEquals(2, client.connection().stats().localInvalidations());
     }
 
+    /** With R: the reply's Send withdrew the call's first rkey (its Read chunk's), our LOCAL_INV the write chunk's. */
     @Test
     void aLateRdmaWriteOfAWindowWithdrawnByLocalInvalidateFails() throws Exception {
         lateOp(true, Chunks.WRITE_CHUNK, opts());
-        assertEquals(2, client.connection().stats().localInvalidations());
+        assertEquals(1, client.connection().stats().remoteInvalidations());
+        assertEquals(1, client.connection().stats().localInvalidations());
     }
 
     /** The Reply chunk shares the call's window: the reply's Send with Invalidate withdrew both at once. */

@@ -219,7 +219,7 @@ abstract class ReceiveDefectsBehaviour {
     @Test
     void anEchoedWriteChunkBesideAReplyChunkHoldingAReplyWithoutResultsPlacesNothing() throws Exception {
         ConcurrentLinkedQueue<IncomingCall> held = new ConcurrentLinkedQueue<>();
-        try (LinkFixture.Ends p = link().open(RAW.toBuilder().inlineThreshold(1024).build(), held::add)) {
+        try (LinkFixture.Ends p = link().open(RAW_NO_R.toBuilder().inlineThreshold(1024).build(), held::add)) {
             MemorySegment receptacle = MemorySegment.ofArray(filled(64, 0x55));
             CompletableFuture<ReceivedMessage> f = p.client().call(callMsg(4, 1, new byte[0]),
                     CallOptions.DEFAULT.withMaxReplyBytes(8192).withReceptacle(receptacle));

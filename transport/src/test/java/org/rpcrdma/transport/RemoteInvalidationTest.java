@@ -17,9 +17,9 @@ import org.rpcrdma.xdr.Xdr;
 
 /**
  * Remote invalidation over {@link InMemoryPair} (RFC 8797 §7): a responder of ours answers
- * with Send with Invalidate when R was negotiated and the call exposed exactly one rkey;
- * the requester then posts no invalidation of its own for it (never twice), and withdraws
- * every other rkey itself. With the option off nothing is sent that way.
+ * with Send with Invalidate of one of the call's rkeys when R was negotiated; the requester
+ * then posts no invalidation of its own for it (never twice), and withdraws every other
+ * rkey itself. With the option off nothing is sent that way.
  */
 class RemoteInvalidationTest {
     /** Answers every call with an empty accepted reply (it fits inline). */
@@ -32,7 +32,7 @@ class RemoteInvalidationTest {
 
     @ParameterizedTest(name = "remote invalidation {0}")
     @ValueSource(booleans = {true, false})
-    void oneRkeyIsInvalidatedByTheRespondersSendAndSeveralByTheRequester(boolean on) {
+    void oneRkeyOfACallIsInvalidatedByTheRespondersSendTheOthersByTheRequester(boolean on) {
         RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).remoteInvalidation(on).build();
         try (InMemoryPair p = InMemoryPair.open(o, SMALL_REPLY)) {
             assertEquals(on, p.client().remoteInvalidation());
@@ -43,15 +43,16 @@ class RemoteInvalidationTest {
             assertEquals(on ? 1 : 0, ss.get().sendsWithInvalidate());
             assertEquals(on ? 1 : 0, cs.get().remoteInvalidations());
             assertEquals(on ? 0 : 1, cs.get().localInvalidations());
-            // a long call offering a write chunk: two rkeys, a plain Send, both withdrawn by us
+            // a long call offering a write chunk: two rkeys, one withdrawn by the reply, one by us
             p.client().call(callMsg(2, 1, new byte[3000]),
                     CallOptions.DEFAULT.withReceptacle(MemorySegment.ofArray(new byte[64]))).join().release();
-            assertEquals(on ? 1 : 0, ss.get().sendsWithInvalidate());
-            assertEquals(on ? 1 : 0, cs.get().remoteInvalidations());
-            assertEquals(on ? 2 : 3, cs.get().localInvalidations());
+            assertEquals(on ? 2 : 0, ss.get().sendsWithInvalidate());
+            assertEquals(on ? 2 : 0, cs.get().remoteInvalidations());
+            assertEquals(on ? 1 : 3, cs.get().localInvalidations());
             // an inline call offering only a Reply chunk: one rkey again
             p.client().call(callMsg(3, 1, new byte[10]), CallOptions.DEFAULT.withMaxReplyBytes(8000)).join().release();
-            assertEquals(on ? 2 : 0, ss.get().sendsWithInvalidate());
+            assertEquals(on ? 3 : 0, ss.get().sendsWithInvalidate());
+            assertEquals(on ? 1 : 4, cs.get().localInvalidations());
             assertEquals(0, p.exposedCount(), "no rkey outlives its call");
             assertEquals(0, cs.get().remoteInvalidationsUnnegotiated());
             assertTrue(p.client().isOpen());
@@ -233,6 +234,79 @@ class RemoteInvalidationTest {
             assertFalse(buf.memory().inUse(), "no use of the buffer left behind");
             buf.close();
             assertFalse(buf.segment().scope().isAlive(), "so closing it frees it");
+        }
+    }
+    /**
+     * A long call exposed in place from the caller's registered memory, echoed through the
+     * Reply chunk it offers (chunk memory): two rkeys, which cannot share a window. With R
+     * the server's reply invalidates one of them by Send with Invalidate (RFC 8797 §4.1: any
+     * STag of that XID), so the requester posts one LOCAL_INV, not two; the reply's bytes
+     * come back intact and no rkey outlives the call.
+     */
+    @ParameterizedTest(name = "remote invalidation {0}")
+    @ValueSource(booleans = {true, false})
+    void aRegisteredMemoryEchoHasOneOfItsTwoRkeysInvalidatedByTheReply(boolean on) {
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).remoteInvalidation(on).build();
+        try (InMemoryPair p = InMemoryPair.open(o, ConnectionLoopbackTest.echo());
+                RegisteredBuffer buf = p.allocateRegistered(4096)) {
+            byte[] args = new byte[3000];
+            new java.util.Random(5).nextBytes(args);
+            for (int i = 1; i <= 3; i++) {
+                MemorySegment call = callMsg(i, 1, args);
+                MemorySegment.copy(call, 0, buf.segment(), 0, call.byteSize());
+                byte[] got = ConnectionLoopbackTest.results(p.client().call(buf.segment().asSlice(0, call.byteSize()),
+                        CallOptions.DEFAULT.withMaxReplyBytes(8000)).join());
+                org.junit.jupiter.api.Assertions.assertArrayEquals(args, got, "call " + i);
+            }
+            assertTrue(p.settle());
+            Supplier<RpcRdmaStats> cs = p.client()::stats;
+            assertEquals(3, cs.get().zeroCopyExposures(), "each call exposed in place");
+            assertEquals(3, p.server().stats().rdmaWrites(), "each reply through its Reply chunk");
+            assertEquals(on ? 3 : 0, p.server().stats().sendsWithInvalidate(), "one Send with Invalidate per reply");
+            assertEquals(on ? 3 : 0, cs.get().remoteInvalidations());
+            assertEquals(on ? 3 : 6, cs.get().localInvalidations(), "LOCAL_INVs: the rkey the reply did not withdraw");
+            assertEquals(0, p.exposedCount(), "no rkey outlives its call");
+            assertTrue(p.client().isOpen() && p.server().isOpen());
+        }
+    }
+
+    /**
+     * A cancelled call of two rkeys (registered memory in place, and a Reply chunk): with R
+     * the server's late reply may invalidate either, so both are held until it comes (an
+     * invalidation of an rkey we withdrew first would fail the connection); it withdraws
+     * one, we the other, and the connection and its next call go on.
+     */
+    @Test
+    void aCancelledCallOfTwoRkeysHoldsBothForTheReplyThatInvalidatesOne() {
+        java.util.List<IncomingCall> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+        RpcRdmaOptions o = RpcRdmaOptions.builder().inlineThreshold(1024).reconnectAttempts(0).build();
+        CallHandler echo = ConnectionLoopbackTest.echo();
+        CallHandler holdForty = call -> {
+            if (call.xid() == 40) {
+                held.add(call);
+            } else {
+                echo.handle(call);
+            }
+        };
+        try (InMemoryPair p = InMemoryPair.open(o, holdForty); RegisteredBuffer buf = p.allocateRegistered(4096)) {
+            p.client().call(callMsg(1, 1, new byte[16]), CallOptions.DEFAULT).join().release();
+            MemorySegment call = callMsg(40, 1, new byte[3000]);
+            MemorySegment.copy(call, 0, buf.segment(), 0, call.byteSize());
+            java.util.concurrent.CompletableFuture<ReceivedMessage> f = p.client().call(
+                    buf.segment().asSlice(0, call.byteSize()), CallOptions.DEFAULT.withMaxReplyBytes(8000));
+            assertTrue(p.settle(), "the call reached the handler");
+            assertEquals(1, held.size());
+            assertEquals(2, p.exposedCount(), "two rkeys: the call in place and the Reply chunk");
+            assertTrue(f.cancel(false));
+            assertEquals(2, p.exposedCount(), "both held for the reply, which may invalidate either");
+            echo.handle(held.get(0));
+            assertTrue(p.settle(), "the late reply reached the client");
+            assertTrue(p.client().isOpen() && p.server().isOpen(), "the late reply's invalidation found its rkey valid");
+            assertEquals(0, p.exposedCount(), "one withdrawn by the reply, the other by us");
+            assertEquals(1, p.client().stats().remoteInvalidations());
+            assertEquals(1, p.client().stats().localInvalidations());
+            assertEquals(1, p.client().stats().lateReplies());
+            p.client().call(callMsg(41, 1, new byte[3000]), CallOptions.DEFAULT.withMaxReplyBytes(8000)).join().release();
         }
     }
 }

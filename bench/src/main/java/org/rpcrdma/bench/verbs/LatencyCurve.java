@@ -222,6 +222,8 @@ public final class LatencyCurve {
         out.printf("[bench] %d points, chunk rows only (%s)%n", total, options.describe(ip));
         if (options.prewarmNanos() > 0) {
             rpc.prewarm(options.sizes(), options.thresholds()[0]);
+            out.println("[bench] " + chunks.prewarm(6 * options.prewarmNanos()));
+            out.flush();
         }
         for (int r = 1; r <= options.rounds(); r++) {
             String op = Goals.round(options.jit(), r);

@@ -30,12 +30,15 @@ public final class CallChunks {
     /**
      * Copies what {@code h} offers for the reply; NONE if it offers nothing and there is
      * no rkey to invalidate. With {@code remoteInvalidation} (the peer set R, RFC 8797
-     * §4.1) the reply invalidates the call's rkey when all its segments, over every chunk,
-     * name exactly one (as Linux's {@code svc_rdma_get_inv_rkey}): the requester then needs
-     * no LOCAL_INV. Several rkeys: a plain Send, the requester withdraws them itself.
+     * §4.1) the reply invalidates one rkey of the call, the first its chunks name: R
+     * promises every rkey the peer exposes may be, and §4.1 asks only that it be one of this
+     * XID's. With one rkey the requester then needs no LOCAL_INV; with several (a call
+     * exposed in place from registered memory beside its Reply chunk) one fewer. Linux's
+     * {@code svc_rdma_get_inv_rkey} invalidates only a sole rkey; its client, as ours,
+     * takes the invalidation of any of its keys ({@code frwr_reminv}).
      */
     public static CallChunks of(RpcRdmaHeader h, boolean remoteInvalidation) {
-        int inv = remoteInvalidation ? singleRkey(h) : 0;
+        int inv = remoteInvalidation ? firstRkey(h) : 0;
         WriteList wl = h.writeList();
         if (wl.isEmpty() && !h.hasReplyChunk()) {
             return inv == 0 ? NONE : new CallChunks(NO_WRITES, null, inv);
@@ -53,24 +56,26 @@ public final class CallChunks {
         return new CallChunks(w, r, inv);
     }
 
-    /** The one rkey every segment of {@code h}'s chunks names, or 0 (none, or more than one). */
-    static int singleRkey(RpcRdmaHeader h) {
-        int[] key = {0};
-        boolean one = same(h.readList().segments(), key) && same(h.writeList().segments(), key)
-                && (!h.hasReplyChunk() || same(h.replyChunk(), key));
-        return one ? key[0] : 0;
+    /** The first rkey {@code h}'s chunks name (Read list, Write list, Reply chunk), or 0 if none. */
+    static int firstRkey(RpcRdmaHeader h) {
+        int k = first(h.readList().segments());
+        if (k == 0) {
+            k = first(h.writeList().segments());
+        }
+        if (k == 0 && h.hasReplyChunk()) {
+            k = first(h.replyChunk());
+        }
+        return k;
     }
 
-    private static boolean same(SegmentList segs, int[] key) {
+    private static int first(SegmentList segs) {
         for (int i = 0; i < segs.count(); i++) {
             int k = segs.handle(i);
-            if (key[0] == 0) {
-                key[0] = k;
-            } else if (k != key[0]) {
-                return false;
+            if (k != 0) {
+                return k;
             }
         }
-        return true;
+        return 0;
     }
 
     public boolean isEmpty() {

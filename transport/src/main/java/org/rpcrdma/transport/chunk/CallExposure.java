@@ -20,8 +20,8 @@ import org.rpcrdma.xdr.RpcReplyHeader;
  * ends (RFC 8166 §4.4: the responder can no longer reach the memory once the requester sees
  * the result): by the link's LOCAL_INV, whose completion the reply waits for, or by the
  * peer's Send with Invalidate that brought it; the memory goes back only after that. (One
- * exception, {@link #abandon}: an abandoned call whose one rkey the peer may still
- * invalidate keeps it until the late reply or the connection's end.) A
+ * exception, {@link #abandon}: an abandoned call whose rkeys the peer may still
+ * invalidate keeps them until the late reply or the connection's end.) A
  * buffer that is the caller's registered memory ({@link ChunkBuffer#callerMemory()}) is
  * exposed in place: nothing is copied into it or out of it.
  * Thread-safe: the reply arrives on the completion thread while the caller may cancel.
@@ -48,14 +48,14 @@ public final class CallExposure {
     private boolean released;
     /**
      * The caller gave up on the call: a reply from now copies nothing into its memory. If
-     * the responder may still answer with Send with Invalidate of our one rkey, that rkey
-     * stays exposed, and its memory held, until that reply or the connection's end
+     * the responder may still answer with Send with Invalidate of one of our rkeys, they
+     * stay exposed, and their memory held, until that reply or the connection's end
      * ({@link #abandon}).
      */
     private boolean abandoned;
     /**
-     * A responder may answer with Send with Invalidate of our one rkey: R negotiated, or
-     * set by us (Linux's nfsd clears R yet does it then).
+     * A responder may answer with Send with Invalidate of any one of our rkeys (RFC 8797
+     * §4.1): R negotiated, or set by us (Linux's nfsd clears R yet does it then).
      */
     private final boolean peerMayInvalidate;
 
@@ -231,12 +231,13 @@ public final class CallExposure {
 
     /**
      * The caller gave up on the call (cancel, timeout); {@code replyMayCome}: it was sent
-     * and its reply may still arrive. If that reply may invalidate our one rkey by Send with
-     * Invalidate (we set R, RFC 8797 §7), our LOCAL_INV must not come first: a peer's
+     * and its reply may still arrive. If that reply may invalidate one of our rkeys by Send
+     * with Invalidate (we set R, RFC 8797 §4.1, §7; which one is the responder's choice),
+     * our LOCAL_INV of any of them must not come first: a peer's
      * invalidation of an rkey already invalid is an error (a remote invalid request that
      * fails both QPs; Debian 6.1's rxe even dereferenced NULL on it, a kernel panic seen in
      * ExposureVerbsTest), and nothing on the wire lets us withdraw a key in a way the peer
-     * hears of before it answers. So the exposure is held: the rkey stays valid and its
+     * hears of before it answers. So the exposure is held: its rkeys stay valid and their
      * memory stays ours (chunk memory not reused, a caller's registered buffer still in
      * use) until the reply withdraws it ({@link #finish}, which then copies nothing) or the
      * connection ends ({@link #release}); the connection and its other calls go on. Any
@@ -245,7 +246,7 @@ public final class CallExposure {
     public void abandon(boolean replyMayCome) {
         synchronized (this) {
             abandoned = true;
-            if (replyMayCome && peerMayInvalidate && exposed != 0 && distinctRkeys() == 1 && !released) {
+            if (replyMayCome && peerMayInvalidate && exposed != 0 && !released) {
                 return; // held
             }
         }
@@ -290,30 +291,9 @@ public final class CallExposure {
         return n;
     }
 
-    /** Distinct rkeys exposed now. Caller holds the lock. */
-    private int distinctRkeys() {
-        int n = 0;
-        for (int i = 0; i < rkeys.length; i++) {
-            if ((exposed & 1 << i) != 0 && !contains(rkeys, i, rkeys[i], exposed)) {
-                n++;
-            }
-        }
-        return n;
-    }
-
     private static boolean contains(int[] keys, int n, int key) {
         for (int i = 0; i < n; i++) {
             if (keys[i] == key) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Whether an exposed role before {@code n} has {@code key}. */
-    private static boolean contains(int[] keys, int n, int key, int mask) {
-        for (int i = 0; i < n; i++) {
-            if ((mask & 1 << i) != 0 && keys[i] == key) {
                 return true;
             }
         }
