@@ -35,19 +35,19 @@ record LossyRow(String label, String netem, Point inline, Point chunked, int win
     }
 
     static String header(int window) {
-        return String.format(Locale.ROOT, "%-26s %17s %17s %13s %17s %12s %6s %6s %20s %8s %s%n", "impairment",
+        return String.format(Locale.ROOT, "%-26s %17s %17s %13s %17s %12s %6s %6s %24s %8s %s%n", "impairment",
                 "inline p50/p99", "6KiB long p50/p99", "calls/s w" + window + "+bk", "ib_send_lat p50/99",
-                "ib_send_bw/s", "x lat", "x bw", "rxe retry/seqNAK/dup", "pt retry", "lost/dup/stray");
+                "ib_send_bw/s", "x lat", "x bw", "rxe retry/seqNAK/dup/oos", "pt retry", "lost/dup/stray");
     }
 
     String line() {
-        return String.format(Locale.ROOT, "%-26s %17s %17s %13s %17s %12s %6s %6s %20s %8s %d/%d/%d%s%n", label,
+        return String.format(Locale.ROOT, "%-26s %17s %17s %13s %17s %12s %6s %6s %24s %8s %d/%d/%d%s%n", label,
                 pair(inline), pair(chunked), String.format(Locale.ROOT, "%.0f+%.0f", callsPerSecond, backwardPerSecond),
                 pair(sendLat), sendBw.ok() ? String.format(Locale.ROOT, "%.0f", sendBw.msgsPerSecond()) : "missing",
                 ratio(inline.ok() && sendLat.ok(), inline.p50() / sendLat.p50()),
                 ratio(sendBw.ok(), sendBw.msgsPerSecond() / callsPerSecond),
                 rpcRepairs.get("completer_retry_err") + "/" + rpcRepairs.get("rcvd_seq_err") + "/"
-                        + rpcRepairs.get("duplicate_request"),
+                        + rpcRepairs.get("duplicate_request") + "/" + rpcRepairs.get("out_of_seq_request"),
                 perftestRepairs.get("completer_retry_err"), lost(), duplicated(),
                 (long) forward.stray() + backward.stray(),
                 failed + bad > 0 ? "  " + failed + " failed, " + bad + " bad: " + firstProblem : "");

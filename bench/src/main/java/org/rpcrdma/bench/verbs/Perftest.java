@@ -74,7 +74,7 @@ final class Perftest {
     static Point latency(String tool, int size, int port, Path logs, Ends ends, int iterations, String op)
             throws InterruptedException {
         String name = tool + "-" + size + (op.isEmpty() ? "" : "-" + op);
-        Outcome o = exec(tool, size, port, logs, ends, iterations, name);
+        Outcome o = execRetried(tool, size, port, logs, ends, iterations, name);
         if (o.failure() != null) {
             return Point.failed(tool, op, 0, size, o.failure());
         }
@@ -90,7 +90,7 @@ final class Perftest {
     static Rate bandwidth(String tool, int size, int port, Path logs, Ends ends, int iterations, String op)
             throws InterruptedException {
         String name = tool + "-" + size + (op.isEmpty() ? "" : "-" + op);
-        Outcome o = exec(tool, size, port, logs, ends, iterations, name);
+        Outcome o = execRetried(tool, size, port, logs, ends, iterations, name);
         if (o.failure() != null) {
             return Rate.failed(tool, size, o.failure());
         }
@@ -152,6 +152,20 @@ final class Perftest {
 
     /** The client's output, or why there is none (a failure); {@code noResult} for output without a result line. */
     private record Outcome(List<String> lines, String failure, String noResult) {}
+
+    /**
+     * {@link #exec}, once more on another port when the client ended without a result (the
+     * server not yet listening: rdma_cm REJECTED), not when it hung (that would cost the
+     * timeout again).
+     */
+    private static Outcome execRetried(String tool, int size, int port, Path logs, Ends ends, int iterations,
+            String name) throws InterruptedException {
+        Outcome o = exec(tool, size, port, logs, ends, iterations, name);
+        if (o.failure() == null && o.lines().stream().anyMatch(l -> l.contains("Unexpected CM event"))) {
+            return exec(tool, size, port + 1000, logs, ends, iterations, name + "-again");
+        }
+        return o;
+    }
 
     private static Outcome exec(String tool, int size, int port, Path logs, Ends ends, int iterations, String name)
             throws InterruptedException {
