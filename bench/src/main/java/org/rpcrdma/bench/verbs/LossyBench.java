@@ -98,17 +98,18 @@ public final class LossyBench {
                 + " with %d in flight and 2 backward calls beside them (event mode, both ends in one JVM);"
                 + " ib_send_lat -s 64 -n %d and ib_send_bw -s 64 -n %d between the same devices (timeout %d s each:"
                 + " missing if it hangs); rxe counters summed over both devices (retry = completer_retry_err, seqNAK ="
-                + " rcvd_seq_err, dup = duplicate_request, oos = out_of_seq_request); lost/dup/stray: XIDs executed 0 times, more than once, or"
-                + " never sent, counted by the executing end", link.clientDev, link.serverDev, link.serverIp.getHostAddress(),
+                + " rcvd_seq_err, dup = duplicate_request, oos = out_of_seq_request); lost/dup/stray: XIDs executed"
+                + " 0 times, more than once, or never sent, counted by the executing end", link.clientDev(),
+                link.serverDev(), link.serverIp().getHostAddress(),
                 seconds, seconds, LossyCalls.SIZE, seconds, window, LAT_ITERATIONS, BW_ITERATIONS,
                 PERFTEST_TIMEOUT_SECONDS);
         System.out.println("[lossy] " + setup);
         List<LossyRow> rows = new ArrayList<>();
         link.set("");
         RpcRdmaOptions o = rpcOptions();
-        try (RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(link.serverIp, 0), o,
+        try (RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(link.serverIp(), 0), o,
                 LossyCalls.handler(serverLedger), null);
-                RpcRdmaClient client = RpcRdmaClient.connect(new InetSocketAddress(link.serverIp, server.port()), o)) {
+                RpcRdmaClient client = RpcRdmaClient.connect(new InetSocketAddress(link.serverIp(), server.port()), o)) {
             client.enableBackchannel(LossyCalls.handler(clientLedger)).get(60, TimeUnit.SECONDS);
             // the JIT (C1) and the connection's memory warm, on the clean link, not counted
             LossyRow warm = row(client, server, new Impairment("warm-up", ""), 0, false);
@@ -161,7 +162,7 @@ public final class LossyBench {
         Perftest.Rate bw = Perftest.Rate.failed("ib_send_bw", 64, "not run");
         if (perftest) {
             Path logs = dir.resolve("perftest");
-            Perftest.Ends ends = new Perftest.Ends(link.serverIp, link.serverDev, link.clientDev,
+            Perftest.Ends ends = new Perftest.Ends(link.serverIp(), link.serverDev(), link.clientDev(),
                     PERFTEST_TIMEOUT_SECONDS);
             String op = m.label().replaceAll("[^A-Za-z0-9.]+", "_");
             lat = Perftest.latency("ib_send_lat", 64, 19100 + 2 * n, logs, ends, LAT_ITERATIONS, op);

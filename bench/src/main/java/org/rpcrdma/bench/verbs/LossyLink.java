@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * by the variables {@code lossy-link.sh up} prints ({@code LOSSY_*}, exported by
  * scripts/bench). Changes the impairment and reads rxe's hardware counters.
  */
-final class LossyLink {
+record LossyLink(String script, String clientDev, String serverDev, InetAddress serverIp) {
     /**
      * rxe's counters that show the link's loss being repaired (drivers/infiniband/sw/rxe/
      * rxe_hw_counters.c): requester retries (a timeout or a NAK), sequence-error NAKs
@@ -25,18 +25,6 @@ final class LossyLink {
      */
     static final List<String> REPAIRS = List.of("completer_retry_err", "rcvd_seq_err", "duplicate_request",
             "out_of_seq_request", "retry_exceeded_err");
-
-    final String script;
-    final String clientDev;
-    final String serverDev;
-    final InetAddress serverIp;
-
-    LossyLink(String script, String clientDev, String serverDev, InetAddress serverIp) {
-        this.script = script;
-        this.clientDev = clientDev;
-        this.serverDev = serverDev;
-        this.serverIp = serverIp;
-    }
 
     /** The link the environment names (scripts/bench --lossy sets it up and exports it). */
     static LossyLink fromEnvironment() throws IOException {

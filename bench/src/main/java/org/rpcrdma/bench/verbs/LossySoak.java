@@ -83,8 +83,8 @@ public final class LossySoak {
             PrintStream out) throws Exception {
         out.printf(Locale.ROOT, "[lossy-soak] %d min on %s <-> %s (%s), netem '%s', a %d s outage in every %d-th"
                 + " minute; forward calls of every kind (inline 64 B, %d B long call, %d B Reply chunk, %d B DDP),"
-                + " %d in flight; backward inline and long calls, 2 in flight; event mode%n", minutes, link.clientDev,
-                link.serverDev, link.serverIp.getHostAddress(), netem, outageSeconds, outageEvery, LossyCalls.SIZE,
+                + " %d in flight; backward inline and long calls, 2 in flight; event mode%n", minutes, link.clientDev(),
+                link.serverDev(), link.serverIp().getHostAddress(), netem, outageSeconds, outageEvery, LossyCalls.SIZE,
                 LossyCalls.SIZE, LossyCalls.SIZE, window);
         out.printf(Locale.ROOT, "%4s %7s %9s %9s %6s %6s %6s %5s %5s %5s %5s %6s %7s %9s %8s %7s%n", "min", "outage",
                 "fwd", "back", "calls/s", "retry", "seqNAK", "recon", "lost", "unans", "dup", "resent", "failed",
@@ -95,9 +95,9 @@ public final class LossySoak {
         RpcRdmaOptions o = LossyBench.rpcOptions();
         Totals t = new Totals();
         link.set("");
-        try (RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(link.serverIp, 0), o,
+        try (RpcRdmaServer server = RpcRdmaServer.listen(new InetSocketAddress(link.serverIp(), 0), o,
                 LossyCalls.handler(serverLedger), null);
-                RpcRdmaClient client = RpcRdmaClient.connect(new InetSocketAddress(link.serverIp, server.port()), o)) {
+                RpcRdmaClient client = RpcRdmaClient.connect(new InetSocketAddress(link.serverIp(), server.port()), o)) {
             client.enableBackchannel(LossyCalls.handler(clientLedger)).get(60, TimeUnit.SECONDS);
             link.set(netem);
             for (int m = 1; m <= minutes; m++) {
