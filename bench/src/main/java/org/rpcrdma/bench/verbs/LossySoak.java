@@ -81,7 +81,7 @@ public final class LossySoak {
 
     static boolean run(LossyLink link, int minutes, String netem, int outageEvery, int outageSeconds, int window,
             PrintStream out) throws Exception {
-        out.printf(Locale.ROOT, "[lossy-soak] %d min on %s <-> %s (%s), netem '%s', a %d s outage in every %d-th"
+        out.printf(Locale.ROOT, "[lossy-soak] %d min on %s <-> %s (%s), netem '%s', a %d s outage every %d minutes"
                 + " minute; forward calls of every kind (inline 64 B, %d B long call, %d B Reply chunk, %d B DDP),"
                 + " %d in flight; backward inline and long calls, 2 in flight; event mode%n", minutes, link.clientDev(),
                 link.serverDev(), link.serverIp().getHostAddress(), netem, outageSeconds, outageEvery, LossyCalls.SIZE,
