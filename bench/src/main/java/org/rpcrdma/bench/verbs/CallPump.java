@@ -13,10 +13,33 @@ import org.rpcrdma.transport.RpcCaller;
 /**
  * Keeps {@code window} calls in flight on each of many callers (clients, or a server's
  * backchannels) from one thread, numbering them {@code base, base + 1, ...}, and checks
- * every reply's bytes ({@link ScaleCalls#problem}). Every {@code longEvery}-th call is a
- * long call. A caller whose call failed gets no more calls (its connection is likely gone).
+ * every reply ({@link Calls}: by default {@link ScaleCalls}' small calls with every
+ * {@code longEvery}-th a long call). A caller whose call failed gets no more calls (its
+ * connection is likely gone).
  */
 final class CallPump {
+    /** Call {@code xid}'s bytes and options, and its reply's check. */
+    record Call(MemorySegment bytes, CallOptions options, Check check) {}
+
+    /** Null when {@code reply} (valid only during the check) is the right answer; else what is wrong. */
+    interface Check {
+        String problem(MemorySegment reply);
+    }
+
+    /** What the pump sends as the call numbered {@code xid}. */
+    interface Calls {
+        Call make(int xid);
+    }
+
+    /** {@link ScaleCalls}' calls of program {@code prog}: small ones, every {@code longEvery}-th long (0: none). */
+    static Calls scaleCalls(int longEvery, int prog) {
+        return xid -> {
+            int args = longEvery > 0 && xid % longEvery == 0 ? LONG_ARGS : SMALL_ARGS;
+            return new Call(ScaleCalls.call(xid, prog, args), CallOptions.DEFAULT,
+                    reply -> ScaleCalls.problem(xid, args, reply));
+        };
+    }
+
     /** What one run did: every call sent should be answered, checked, and none left. */
     record Result(int base, int sent, long answered, long failed, long bad, long unanswered, double seconds,
             String firstProblem) {
@@ -31,8 +54,7 @@ final class CallPump {
     private final List<? extends RpcCaller> callers;
     private final int window;
     private final int base;
-    private final int longEvery;
-    private final int prog;
+    private final Calls calls;
     private final LinkedBlockingQueue<Integer> ready = new LinkedBlockingQueue<>();
     private final LongAdder answered = new LongAdder();
     private final LongAdder failed = new LongAdder();
@@ -40,11 +62,14 @@ final class CallPump {
     private final AtomicReference<String> firstProblem = new AtomicReference<>();
 
     CallPump(List<? extends RpcCaller> callers, int window, int base, int longEvery, int prog) {
+        this(callers, window, base, scaleCalls(longEvery, prog));
+    }
+
+    CallPump(List<? extends RpcCaller> callers, int window, int base, Calls calls) {
         this.callers = callers;
         this.window = window;
         this.base = base;
-        this.longEvery = longEvery;
-        this.prog = prog;
+        this.calls = calls;
     }
 
     /** Calls for {@code nanos}, then waits up to {@code drainNanos} for the last replies. */
@@ -63,10 +88,9 @@ final class CallPump {
                 continue;
             }
             int xid = base + sent++;
-            int args = longEvery > 0 && xid % longEvery == 0 ? LONG_ARGS : SMALL_ARGS;
-            MemorySegment call = ScaleCalls.call(xid, prog, args);
+            Call call = calls.make(xid);
             try {
-                callers.get(i).call(call, CallOptions.DEFAULT, callback(i, xid, args));
+                callers.get(i).call(call.bytes(), call.options(), callback(i, call.check()));
             } catch (RuntimeException e) {
                 failed(e.toString());
             }
@@ -86,11 +110,11 @@ final class CallPump {
         firstProblem.compareAndSet(null, why);
     }
 
-    private ReplyCallback callback(int caller, int xid, int args) {
+    private ReplyCallback callback(int caller, Check check) {
         return new ReplyCallback() {
             @Override
             public void onReply(MemorySegment reply) {
-                String p = ScaleCalls.problem(xid, args, reply);
+                String p = check.problem(reply);
                 if (p == null) {
                     answered.increment();
                 } else {

@@ -48,50 +48,156 @@ final class Perftest {
 
     private static Point once(String tool, int size, int port, Path logs, InetAddress ip, int iterations, String op)
             throws InterruptedException {
-        double factor = tool.equals("ib_read_lat") ? 1 : 2;
         String dev = firstNonEmpty(System.getenv("RDMA_VM_DEV"), System.getenv("RPCRDMA_TEST_DEVICE"));
+        return latency(tool, size, port, logs, new Ends(ip, dev, dev, 180), iterations, op);
+    }
+
+    /**
+     * Where a run's two processes are: the server's address and device, the client's device
+     * (two devices on an impaired link; one device under test otherwise: both the same, or
+     * null for perftest's first), and how long the client may take before it counts as hung.
+     */
+    record Ends(InetAddress serverIp, String serverDev, String clientDev, int timeoutSeconds) {}
+
+    /** A perftest bandwidth run's result: messages and MB per second, or why it is missing. */
+    record Rate(String tool, int size, String status, long iterations, double msgsPerSecond, double mbPerSecond) {
+        boolean ok() {
+            return status.equals("ok");
+        }
+
+        static Rate failed(String tool, int size, String status) {
+            return new Rate(tool, size, status, 0, Double.NaN, Double.NaN);
+        }
+    }
+
+    /** One latency run ({@code ib_send_lat}, ...) between {@code ends}, in round trips; see {@link #run}. */
+    static Point latency(String tool, int size, int port, Path logs, Ends ends, int iterations, String op)
+            throws InterruptedException {
+        String name = tool + "-" + size + (op.isEmpty() ? "" : "-" + op);
+        Outcome o = execRetried(tool, size, port, logs, ends, iterations, name);
+        if (o.failure() != null) {
+            return Point.failed(tool, op, 0, size, o.failure());
+        }
+        try {
+            Point p = parseLatency(tool, op, size, iterations, o.lines());
+            return p != null ? p : Point.failed(tool, op, 0, size, o.noResult());
+        } catch (NumberFormatException e) {
+            return Point.failed(tool, op, 0, size, "missing (" + e + ")");
+        }
+    }
+
+    /** One bandwidth run ({@code ib_send_bw}, ...) of {@code iterations} messages of {@code size} bytes between {@code ends}. */
+    static Rate bandwidth(String tool, int size, int port, Path logs, Ends ends, int iterations, String op)
+            throws InterruptedException {
+        String name = tool + "-" + size + (op.isEmpty() ? "" : "-" + op);
+        Outcome o = execRetried(tool, size, port, logs, ends, iterations, name);
+        if (o.failure() != null) {
+            return Rate.failed(tool, size, o.failure());
+        }
+        try {
+            Rate r = parseRate(tool, size, iterations, o.lines());
+            return r != null ? r : Rate.failed(tool, size, o.noResult());
+        } catch (NumberFormatException e) {
+            return Rate.failed(tool, size, "missing (" + e + ")");
+        }
+    }
+
+    /**
+     * The result line of a latency tool, null if none: " #bytes #iterations t_min t_max
+     * t_typical t_avg t_stdev 99% 99.9%" (usec); send_lat and write_lat print half a round
+     * trip (doubled here), read_lat a whole one.
+     */
+    static Point parseLatency(String tool, String op, int size, int iterations, List<String> lines) {
+        double factor = tool.equals("ib_read_lat") ? 1 : 2;
+        for (String line : lines) {
+            String[] f = fields(line);
+            if (f.length >= 9 && f[0].equals(Integer.toString(size)) && f[1].equals(Integer.toString(iterations))) {
+                double min = factor * Double.parseDouble(f[2]);
+                double typical = factor * Double.parseDouble(f[4]);
+                double avg = factor * Double.parseDouble(f[5]);
+                double p99 = factor * Double.parseDouble(f[7]);
+                double p999 = factor * Double.parseDouble(f[8]);
+                if (!Double.isFinite(min + typical + avg + p99 + p999)) {
+                    // under TCG perftest sometimes reads no usable CPU clock and prints inf
+                    return Point.failed(tool, op, 0, size, "missing (it printed inf: no usable CPU clock)");
+                }
+                return new Point(tool, op, 0, size, "ok", iterations, min, typical, p99, p999, avg);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The result line of a bandwidth tool, null if none: " #bytes #iterations BW peak[MB/sec]
+     * BW average[MB/sec] MsgRate[Mpps]".
+     */
+    static Rate parseRate(String tool, int size, int iterations, List<String> lines) {
+        for (String line : lines) {
+            String[] f = fields(line);
+            if (f.length >= 5 && f[0].equals(Integer.toString(size)) && f[1].equals(Integer.toString(iterations))) {
+                double mb = Double.parseDouble(f[3]);
+                double mpps = Double.parseDouble(f[4]);
+                if (!Double.isFinite(mb + mpps)) {
+                    return Rate.failed(tool, size, "missing (it printed inf or nan: no usable CPU clock)");
+                }
+                return new Rate(tool, size, "ok", iterations, mpps * 1e6, mb);
+            }
+        }
+        return null;
+    }
+
+    private static String[] fields(String line) {
+        return line.trim().replace("-nan", "NaN").replace("nan", "NaN").replace("inf", "Infinity").split("\\s+");
+    }
+
+    /** The client's output, or why there is none (a failure); {@code noResult} for output without a result line. */
+    private record Outcome(List<String> lines, String failure, String noResult) {}
+
+    /**
+     * {@link #exec}, once more on another port when the client ended without a result (the
+     * server not yet listening: rdma_cm REJECTED), not when it hung (that would cost the
+     * timeout again).
+     */
+    private static Outcome execRetried(String tool, int size, int port, Path logs, Ends ends, int iterations,
+            String name) throws InterruptedException {
+        Outcome o = exec(tool, size, port, logs, ends, iterations, name);
+        if (o.failure() == null && o.lines().stream().anyMatch(l -> l.contains("Unexpected CM event"))) {
+            return exec(tool, size, port + 1000, logs, ends, iterations, name + "-again");
+        }
+        return o;
+    }
+
+    private static Outcome exec(String tool, int size, int port, Path logs, Ends ends, int iterations, String name)
+            throws InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(tool, "-R", "-F", "-p", Integer.toString(port),
                 "-s", Integer.toString(size), "-n", Integer.toString(iterations)));
-        if (dev != null) {
-            cmd.addAll(List.of("-d", dev));
+        List<String> scmd = new ArrayList<>(cmd);
+        List<String> ccmd = new ArrayList<>(cmd);
+        if (ends.serverDev() != null) {
+            scmd.addAll(List.of("-d", ends.serverDev()));
         }
-        String name = tool + "-" + size + (op.isEmpty() ? "" : "-" + op);
+        if (ends.clientDev() != null) {
+            ccmd.addAll(List.of("-d", ends.clientDev()));
+        }
+        ccmd.add(ends.serverIp().getHostAddress());
         Path serverLog = logs.resolve(name + "-server.log");
         Path clientLog = logs.resolve(name + "-client.log");
         Process server = null;
         Process client = null;
         try {
-            server = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(serverLog.toFile()).start();
+            Files.createDirectories(logs);
+            server = new ProcessBuilder(scmd).redirectErrorStream(true).redirectOutput(serverLog.toFile()).start();
             Thread.sleep(1000); // the server must be listening before the client's rdma_cm connect
-            List<String> ccmd = new ArrayList<>(cmd);
-            ccmd.add(ip.getHostAddress());
             client = new ProcessBuilder(ccmd).redirectErrorStream(true).redirectOutput(clientLog.toFile()).start();
-            if (!client.waitFor(180, TimeUnit.SECONDS)) {
-                return Point.failed(tool, op, 0, size, "missing (timed out after 180 s)");
+            if (!client.waitFor(ends.timeoutSeconds(), TimeUnit.SECONDS)) {
+                return new Outcome(List.of(), "missing (timed out after " + ends.timeoutSeconds() + " s)", null);
             }
             int rc = client.exitValue();
             server.waitFor(10, TimeUnit.SECONDS);
-            for (String line : Files.readAllLines(clientLog)) {
-                // " #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%" (usec)
-                String[] f = line.trim().replace("-nan", "NaN").replace("nan", "NaN").replace("inf", "Infinity")
-                        .split("\\s+");
-                if (f.length >= 9 && f[0].equals(Integer.toString(size)) && f[1].equals(Integer.toString(iterations))) {
-                    double min = factor * Double.parseDouble(f[2]);
-                    double typical = factor * Double.parseDouble(f[4]);
-                    double avg = factor * Double.parseDouble(f[5]);
-                    double p99 = factor * Double.parseDouble(f[7]);
-                    double p999 = factor * Double.parseDouble(f[8]);
-                    if (!Double.isFinite(min + typical + avg + p99 + p999)) {
-                        // under TCG perftest sometimes reads no usable CPU clock and prints inf
-                        return Point.failed(tool, op, 0, size, "missing (it printed inf: no usable CPU clock)");
-                    }
-                    return new Point(tool, op, 0, size, "ok", iterations, min, typical, p99, p999, avg);
-                }
-            }
-            return Point.failed(tool, op, 0, size, "missing (exit " + rc + (rc > 128 ? ", signal "
+            return new Outcome(Files.readAllLines(clientLog), null, "missing (exit " + rc + (rc > 128 ? ", signal "
                     + (rc - 128) : "") + ", no result line; see " + clientLog + ")");
         } catch (IOException | RuntimeException e) {
-            return Point.failed(tool, op, 0, size, "missing (" + e + ")");
+            return new Outcome(List.of(), "missing (" + e + ")", null);
         } finally {
             for (Process p : new Process[] {client, server}) {
                 if (p != null && p.isAlive()) {

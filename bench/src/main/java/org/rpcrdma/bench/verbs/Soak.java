@@ -163,7 +163,7 @@ public final class Soak {
     }
 
     /** Prints to two streams (the console and the results file). */
-    private static final class Tee extends PrintStream {
+    static final class Tee extends PrintStream {
         private final PrintStream second;
 
         Tee(PrintStream first, PrintStream second) {

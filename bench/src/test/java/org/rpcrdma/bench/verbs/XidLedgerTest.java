@@ -41,4 +41,25 @@ class XidLedgerTest {
         l.clear();
         assertEquals(new XidLedger.Check(3, 0, 3, 0, 0), l.check(base, 3));
     }
+
+    @Test
+    void aCallResentAfterAReconnectRunsOnceOnEachConnectionTwiceOnOneIsADuplicate() {
+        XidLedger l = new XidLedger();
+        Object first = new Object();
+        Object second = new Object();
+        l.executed(100, first);
+        l.executed(100, second); // resent on the new connection: executed again there, not a duplicate
+        l.executed(101, first);
+        l.executed(102, second);
+        l.executed(102, second); // twice on one connection: the transport ran it twice
+        XidLedger.Check c = l.check(100, 3);
+        assertEquals(new XidLedger.Check(3, 5, 0, 1, 0, 1), c);
+        assertFalse(c.exactlyOnce());
+        l.clear();
+        l.executed(100, first);
+        l.executed(100, second);
+        l.executed(101, first);
+        assertEquals(new XidLedger.Check(2, 3, 0, 0, 0, 1), l.check(100, 2));
+        assertTrue(l.check(100, 2).exactlyOnce(), "once on each connection it reached");
+    }
 }
