@@ -53,15 +53,10 @@ public final class CompletionGroup implements AutoCloseable {
         final CompletionQueue cq;
         final CompletionPoller poller;
         final CompletionDriver driver;
-        /** Entries a new QP may reserve: the CQ's less the shared receive queue's and the spare. */
-        final int budget;
-        /** Guarded by the group. */
-        int reserved;
         Thread thread;
 
-        Member(int index, Device dev, int entries, int budget, boolean busyPoll, SharedReceiveHardware shared) {
+        Member(int index, Device dev, int entries, boolean busyPoll, SharedReceiveHardware shared) {
             this.index = index;
-            this.budget = budget;
             this.gate = new LinkGate(what -> new LinkClosedException("completion group closed; " + what + " refused"));
             CompletionChannel ch = busyPoll ? null : dev.createCompletionChannel();
             CompletionQueue q = null;
@@ -130,13 +125,15 @@ public final class CompletionGroup implements AutoCloseable {
             synchronized (CompletionGroup.this) {
                 if (!released) {
                     released = true;
-                    m.reserved -= entries;
+                    reservations.release(m.index, entries);
                 }
             }
         }
     }
 
     private final Member[] members;
+    /** Guarded by this. */
+    private final CqReservations reservations;
     private final int entriesEach;
     private final int sharedReceiveEntries;
     private boolean closed;
@@ -162,11 +159,12 @@ public final class CompletionGroup implements AutoCloseable {
             throw new RpcRdmaException("a completion queue of " + entriesEach + " entries (the device's most)"
                     + " cannot hold the " + sharedReceiveEntries + " shared receives");
         }
+        this.reservations = new CqReservations(threads, budget);
         this.members = new Member[threads];
         boolean ok = false;
         try {
             for (int i = 0; i < threads; i++) {
-                members[i] = new Member(i, dev, entriesEach, budget, busyPoll, shared);
+                members[i] = new Member(i, dev, entriesEach, busyPoll, shared);
                 members[i].poller.countIn(counters);
                 members[i].driver.adaptiveSpin(spinNanos);
             }
@@ -190,36 +188,14 @@ public final class CompletionGroup implements AutoCloseable {
         if (closed) {
             throw new LinkClosedException("completion group closed");
         }
-        int[] reserved = new int[members.length];
-        for (int i = 0; i < members.length; i++) {
-            reserved[i] = members[i].reserved;
+        int q;
+        try {
+            q = reservations.reserve(entries);
+        } catch (RpcRdmaException e) {
+            throw new RpcRdmaException(e.getMessage() + " (" + entriesEach + " entries each, " + sharedReceiveEntries
+                    + " of them kept for the shared receives)");
         }
-        int i = leastLoaded(members[0].budget, reserved, entries);
-        if (i < 0) {
-            throw new RpcRdmaException("a connection needs " + entries + " completion queue entries and the "
-                    + members.length + " completion queues of this server (" + entriesEach + " entries each, "
-                    + sharedReceiveEntries + " of them kept for the shared receives) have at most "
-                    + (members[0].budget - java.util.Arrays.stream(reserved).min().orElse(0))
-                    + " left: refused (more completionThreads, or fewer credits, give room)");
-        }
-        Member best = members[i];
-        best.reserved += entries;
-        return new Slot(best, entries);
-    }
-
-    /**
-     * The CQ a QP of {@code entries} work requests goes to: the one with the fewest entries
-     * reserved (the lowest index among equals), if it has room for them within
-     * {@code budget}; -1 if none has.
-     */
-    static int leastLoaded(int budget, int[] reserved, int entries) {
-        int best = -1;
-        for (int i = 0; i < reserved.length; i++) {
-            if (best < 0 || reserved[i] < reserved[best]) {
-                best = i;
-            }
-        }
-        return best >= 0 && budget - reserved[best] >= entries ? best : -1;
+        return new Slot(members[q], entries);
     }
 
     /** The CQs (and threads) of the group. */
