@@ -34,25 +34,59 @@ final class CqReservations {
 
     /**
      * Reserves {@code entries} on the CQ with the fewest reserved (the lowest index among
-     * equals), if it has room for them.
+     * equals) if it has room for them; else on a new CQ, index {@link #queues()} before the
+     * call, polled by the thread with the fewest entries reserved over its CQs (as the
+     * kernel's {@code ib_cq_pool_get} grows its pool): the caller opens it, or
+     * {@link #abandon}s it. The threads stay as they are; only CQs are added.
      *
      * @return the CQ's index
-     * @throws RpcRdmaException naming the limit when no CQ has room
+     * @throws RpcRdmaException when {@code entries} exceed a whole CQ's budget
      */
     int reserve(int entries) {
-        int best = -1;
-        for (int i = 0; i < queues; i++) {
-            if (best < 0 || reserved[i] < reserved[best]) {
+        if (entries > budget) {
+            throw new RpcRdmaException("a connection needs " + entries + " completion queue entries, more than the "
+                    + budget + " a whole completion queue of this server has: refused (fewer credits give room)");
+        }
+        int best = 0;
+        for (int i = 1; i < queues; i++) {
+            if (reserved[i] < reserved[best]) {
                 best = i;
             }
         }
         if (budget - reserved[best] < entries) {
-            throw new RpcRdmaException("a connection needs " + entries + " completion queue entries and the "
-                    + queues + " completion queues of this server have at most " + (budget - reserved[best])
-                    + " left: refused (more completionThreads, or fewer credits, give room)");
+            best = grow();
         }
         reserved[best] += entries;
         return best;
+    }
+
+    /** A new CQ on the least loaded thread (the lowest index among equals); its index. */
+    private int grow() {
+        long[] load = new long[threads];
+        for (int i = 0; i < queues; i++) {
+            load[thread[i]] += reserved[i];
+        }
+        int t = 0;
+        for (int i = 1; i < threads; i++) {
+            if (load[i] < load[t]) {
+                t = i;
+            }
+        }
+        if (queues == reserved.length) {
+            reserved = Arrays.copyOf(reserved, 2 * queues);
+            thread = Arrays.copyOf(thread, 2 * queues);
+        }
+        reserved[queues] = 0;
+        thread[queues] = t;
+        return queues++;
+    }
+
+    /** Forgets CQ {@code queue}, the last one, just reserved for {@code entries}: it could not be opened. */
+    void abandon(int queue, int entries) {
+        if (queue != queues - 1 || reserved[queue] != entries) {
+            throw new IllegalStateException("queue " + queue + " is not the one just added: " + this);
+        }
+        queues--;
     }
 
     /** Gives back {@code entries} reserved on CQ {@code queue}. */

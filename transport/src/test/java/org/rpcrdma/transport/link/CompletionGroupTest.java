@@ -37,4 +37,32 @@ class CompletionGroupTest {
         RpcRdmaException e = assertThrows(RpcRdmaException.class, () -> r.reserve(101));
         assertEquals(0, r.reserved(0) + r.reserved(1), "nothing reserved by a refusal: " + e.getMessage());
     }
+
+    @Test
+    void aConnectionThatFitsNoQueueGetsANewQueueOnTheLeastLoadedThread() {
+        CqReservations r = new CqReservations(2, 1000);
+        assertEquals(0, r.reserve(600));
+        assertEquals(1, r.reserve(500));
+        // neither has 600 left: a third queue, on thread 1 (500 reserved on its queues, thread 0 has 600)
+        assertEquals(2, r.reserve(600));
+        assertEquals(3, r.queues(), "the group grew by one queue");
+        assertEquals(1, r.threadOf(2), "polled by the thread with the fewest entries reserved");
+        assertEquals(2, r.threads(), "threads stay fixed");
+        // the next one that fits nowhere goes on thread 0 (600 against 1,100)
+        assertEquals(3, r.reserve(900));
+        assertEquals(0, r.threadOf(3));
+        // one that fits an existing queue takes it (the emptiest: queue 1, 500 reserved) and opens none
+        assertEquals(1, r.reserve(400));
+        assertEquals(4, r.queues());
+    }
+
+    @Test
+    void aQueueThatCouldNotBeOpenedIsForgotten() {
+        CqReservations r = new CqReservations(1, 1000);
+        assertEquals(0, r.reserve(1000));
+        assertEquals(1, r.reserve(10));
+        r.abandon(1, 10); // the device refused the CQ
+        assertEquals(1, r.queues());
+        assertEquals(1, r.reserve(10), "the next attempt opens it again");
+    }
 }
