@@ -57,17 +57,17 @@ public final class CompletionGroup implements AutoCloseable {
         final CompletionDriver driver;
         Thread thread;
 
-        Member(Device dev, boolean busyPoll, long spinNanos, StatsCounters counters) {
+        Member(Device dev, boolean busyPoll, long spinNanos, StatsCounters counters, Runnable onFailure) {
             this.gate = new LinkGate(what -> new LinkClosedException("completion group closed; " + what + " refused"));
             this.channel = busyPoll ? null : dev.createCompletionChannel();
-            this.queues = new GroupPoller(gate, channel, counters);
+            this.queues = new GroupPoller(gate, channel, counters, onFailure);
             this.driver = new CompletionDriver(queues, busyPoll);
             driver.adaptiveSpin(spinNanos);
         }
     }
 
     /** One CQ of the group and its poller (dispatch by qp_num). */
-    private record Queue(int index, CompletionQueue cq, CompletionPoller poller) {}
+    private record Queue(int index, CompletionQueue cq, CompletionPoller poller, GroupPoller thread) {}
 
     /**
      * A connection's place on one CQ of the group: {@link VerbsLink} registers its QP there,
@@ -100,6 +100,10 @@ public final class CompletionGroup implements AutoCloseable {
                             + " in completion queue " + q.index() + " after " + REGISTER_WAIT_MILLIS + " ms");
                 }
                 LockSupport.parkNanos(200_000);
+            }
+            if (q.thread().failed()) { // its thread failed meanwhile: no one would take the completions
+                q.poller().unregister(qpNum, target);
+                throw new RpcRdmaException("the completion thread of completion queue " + q.index() + " failed");
             }
         }
 
@@ -165,7 +169,8 @@ public final class CompletionGroup implements AutoCloseable {
         boolean ok = false;
         try {
             for (int i = 0; i < threads; i++) {
-                members[i] = new Member(dev, busyPoll, spinNanos, counters);
+                int t = i;
+                members[i] = new Member(dev, busyPoll, spinNanos, counters, () -> threadFailed(t));
                 openQueue(i);
             }
             for (int i = 0; i < threads; i++) {
@@ -193,7 +198,7 @@ public final class CompletionGroup implements AutoCloseable {
             q.close();
             throw e;
         }
-        Queue added = new Queue(queues.size(), q, p);
+        Queue added = new Queue(queues.size(), q, p, m.queues);
         queues.add(added);
         m.queues.add(p);
         return added;
@@ -229,6 +234,13 @@ public final class CompletionGroup implements AutoCloseable {
                     queues.size(), members[t].queues.pollers().length, t);
         }
         return new Slot(queues.get(q), entries);
+    }
+
+    /** Thread {@code t}'s poll failed and it ended: its CQs take no new connection (the others go on). */
+    private synchronized void threadFailed(int t) {
+        reservations.threadFailed(t);
+        LOG.log(Level.ERROR, "completion thread {0} failed: the connections on its completion queues are lost,"
+                + " and new ones go to the other threads", t);
     }
 
     /** The CQs of the group: one per thread, more once connections filled those. */

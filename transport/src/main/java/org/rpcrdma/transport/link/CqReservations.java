@@ -16,6 +16,8 @@ final class CqReservations {
     private int[] reserved;
     private int[] thread;
     private int queues;
+    /** Threads whose poll failed: they poll nothing any more. */
+    private final boolean[] failed;
 
     /** One CQ per thread to begin with. */
     CqReservations(int threads, int budget) {
@@ -30,6 +32,7 @@ final class CqReservations {
             thread[i] = i;
         }
         this.queues = threads;
+        this.failed = new boolean[threads];
     }
 
     /**
@@ -40,37 +43,40 @@ final class CqReservations {
      * {@link #abandon}s it. The threads stay as they are; only CQs are added.
      *
      * @return the CQ's index
-     * @throws RpcRdmaException when {@code entries} exceed a whole CQ's budget
+     * @throws RpcRdmaException when {@code entries} exceed a whole CQ's budget, or every thread failed
      */
     int reserve(int entries) {
         if (entries > budget) {
             throw new RpcRdmaException("a connection needs " + entries + " completion queue entries, more than the "
                     + budget + " a whole completion queue of this server has: refused (fewer credits give room)");
         }
-        int best = 0;
-        for (int i = 1; i < queues; i++) {
-            if (reserved[i] < reserved[best]) {
+        int best = -1;
+        for (int i = 0; i < queues; i++) {
+            if (!failed[thread[i]] && (best < 0 || reserved[i] < reserved[best])) {
                 best = i;
             }
         }
-        if (budget - reserved[best] < entries) {
+        if (best < 0 || budget - reserved[best] < entries) {
             best = grow();
         }
         reserved[best] += entries;
         return best;
     }
 
-    /** A new CQ on the least loaded thread (the lowest index among equals); its index. */
+    /** A new CQ on the least loaded thread that has not failed (the lowest index among equals); its index. */
     private int grow() {
         long[] load = new long[threads];
         for (int i = 0; i < queues; i++) {
             load[thread[i]] += reserved[i];
         }
-        int t = 0;
-        for (int i = 1; i < threads; i++) {
-            if (load[i] < load[t]) {
+        int t = -1;
+        for (int i = 0; i < threads; i++) {
+            if (!failed[i] && (t < 0 || load[i] < load[t])) {
                 t = i;
             }
+        }
+        if (t < 0) {
+            throw new RpcRdmaException("every completion thread of this server failed (see the log): refused");
         }
         if (queues == reserved.length) {
             reserved = Arrays.copyOf(reserved, 2 * queues);
@@ -79,6 +85,11 @@ final class CqReservations {
         reserved[queues] = 0;
         thread[queues] = t;
         return queues++;
+    }
+
+    /** Thread {@code t} stopped polling (its poll failed): its CQs take no new connection. */
+    void threadFailed(int t) {
+        failed[t] = true;
     }
 
     /** Forgets CQ {@code queue}, the last one, just reserved for {@code entries}: it could not be opened. */

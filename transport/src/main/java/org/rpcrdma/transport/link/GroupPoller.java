@@ -20,6 +20,9 @@ final class GroupPoller implements CompletionDriver.Cq {
     /** Null in busy-poll mode. */
     private final CompletionChannel channel;
     private final StatsCounters counters;
+    /** Tells the group this thread polls no more (before its connections are failed). */
+    private final Runnable onFailure;
+    private volatile boolean failed;
     /** Copy on write: a CQ is added a few times in a server's life. */
     private volatile CompletionPoller[] pollers = new CompletionPoller[0];
     /** Where the next poll starts (poll role's holder only). */
@@ -27,10 +30,16 @@ final class GroupPoller implements CompletionDriver.Cq {
     /** The poller whose completions the last poll copied out (poll role's holder only). */
     private CompletionPoller last;
 
-    GroupPoller(LinkGate gate, CompletionChannel channel, StatsCounters counters) {
+    GroupPoller(LinkGate gate, CompletionChannel channel, StatsCounters counters, Runnable onFailure) {
         this.gate = gate;
         this.channel = channel;
         this.counters = counters;
+        this.onFailure = onFailure;
+    }
+
+    /** Whether the thread's poll failed: nothing on these CQs is polled any more. */
+    boolean failed() {
+        return failed;
     }
 
     /**
@@ -120,8 +129,14 @@ final class GroupPoller implements CompletionDriver.Cq {
         return 0; // a group's thread never lingers for a caller: none leads on a shared CQ
     }
 
+    /**
+     * The thread's poll failed and it ends: the group places no new connection here, then
+     * every connection on these CQs is lost (no one would take their completions).
+     */
     @Override
     public void failed(RuntimeException e) {
+        failed = true;
+        onFailure.run();
         for (CompletionPoller p : pollers) {
             p.failed(e);
         }

@@ -2,6 +2,7 @@ package org.rpcrdma.transport.link;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.RpcRdmaException;
@@ -64,5 +65,27 @@ class CompletionGroupTest {
         r.abandon(1, 10); // the device refused the CQ
         assertEquals(1, r.queues());
         assertEquals(1, r.reserve(10), "the next attempt opens it again");
+    }
+
+    @Test
+    void aFailedThreadsQueuesTakeNoNewConnection() {
+        CqReservations r = new CqReservations(2, 1000);
+        assertEquals(0, r.reserve(100));
+        r.threadFailed(1); // its poll failed: its connections are lost, its CQs polled by no one
+        for (int k = 0; k < 9; k++) {
+            assertEquals(0, r.reserve(100), "only the live thread's queue, though thread 1's is emptier");
+        }
+        assertEquals(2, r.reserve(100), "full: a new queue, on the live thread");
+        assertEquals(0, r.threadOf(2));
+    }
+
+    @Test
+    void whenEveryThreadFailedAConnectionIsRefused() {
+        CqReservations r = new CqReservations(2, 1000);
+        r.threadFailed(0);
+        r.threadFailed(1);
+        RpcRdmaException e = assertThrows(RpcRdmaException.class, () -> r.reserve(100));
+        assertTrue(e.getMessage().contains("every completion thread"), e.getMessage());
+        assertEquals(2, r.queues(), "no queue opened for nobody to poll");
     }
 }
