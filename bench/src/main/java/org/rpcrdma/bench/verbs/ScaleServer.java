@@ -43,12 +43,12 @@ public final class ScaleServer {
 
     /**
      * The server's options: a shared receive queue of {@code shared} buffers, event mode, and
-     * its connections on a fixed group of two completion threads: what the bench shows flat.
+     * its connections on the default completion group (a thread per core, at most 4; the
+     * guest's 2): what the bench shows flat.
      */
     static RpcRdmaOptions options(int shared) {
         return RpcRdmaOptions.builder().sharedReceives(shared).backwardCallLimit(4).credits(8)
                 .chunkMemoryBytes(0).connectTimeoutMillis(120_000).callTimeoutMillis(300_000)
-                .completionThreads(2)
                 .build();
     }
 
