@@ -20,6 +20,13 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
         boolean backwardChunks, long registrationCacheBytes, int sharedReceives, long silenceTimeoutMillis,
         int completionThreads) {
 
+    /**
+     * A server's completion threads by default: one per core, at most 4 (each thread's CQs
+     * are up to 65,536 entries, 4 MiB of pinned CQEs on a typical NIC, and more threads pay off
+     * only with as many busy clients: set it higher for those).
+     */
+    static final int DEFAULT_COMPLETION_THREADS = Math.min(4, Runtime.getRuntime().availableProcessors());
+
     /** The defaults: what {@code RpcRdmaOptions.builder()} starts from. */
     static final OptionValues DEFAULTS = new OptionValues(
             DEFAULT_INLINE,             // inlineThreshold
@@ -44,7 +51,7 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
             64L << 20,                  // registrationCacheBytes
             0,                          // sharedReceives: a receive queue per connection
             60_000,                     // silenceTimeoutMillis: as the NFS-over-RDMA timeo default
-            0);                         // completionThreads: a CQ and poller per connection
+            DEFAULT_COMPLETION_THREADS);  // completionThreads: a server's shared CQs, one thread each
 
     /** @throws IllegalArgumentException naming the first option out of its range, with the rule */
     OptionValues {

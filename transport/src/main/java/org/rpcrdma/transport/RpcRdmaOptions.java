@@ -366,9 +366,11 @@ public final class RpcRdmaOptions {
          * many clients there are, and an idle connection costs none. On these queues a thread
          * blocked in a backward call waits for the queue's thread (it does not poll itself),
          * and handlers run on the queue's thread: one that blocks holds up every connection on
-         * its queue (see {@link CallHandler#onExecutor}). A connection whose work requests
-         * would not fit a queue's room is refused. 0: a completion queue and a poller thread
-         * per connection, as a client has. 0 to 1024; default 0.
+         * its queue (see {@link CallHandler#onExecutor}). When no queue has room for a new
+         * connection's work requests the group opens another queue on the thread with the
+         * least reserved (threads never grow; a connection larger than a whole queue is
+         * refused). 0: a completion queue and a poller thread per connection, as a client
+         * always has. 0 to 1024; default: the number of cores, at most 4.
          */
         Builder completionThreads(int v);
 

@@ -22,13 +22,14 @@ public final class RpcRdmaServer implements AutoCloseable {
     private final RegisteredBuffers registered;
     private final ServerAcceptor acceptor;
 
-    private RpcRdmaServer(InetSocketAddress bind, RpcRdmaOptions o, CallHandler handler, Consumer<Connection> onConnect) {
+    private RpcRdmaServer(InetSocketAddress bind, RpcRdmaOptions o, CallHandler handler, Consumer<Connection> onConnect,
+            int completionQueueEntries) {
         this.options = o;
         this.registered = new RegisteredBuffers(o.registrationCacheBytes());
         this.acceptor = new ServerAcceptor(bind, o, stats, registered.buffers(), conn -> {
             conn.handler(handler);
             conn.backchannel().listener((bound, clientId) -> backchannel(clientId).bind(bound));
-        }, onConnect);
+        }, onConnect, completionQueueEntries);
     }
 
     /**
@@ -38,7 +39,13 @@ public final class RpcRdmaServer implements AutoCloseable {
      */
     public static RpcRdmaServer listen(InetSocketAddress bind, RpcRdmaOptions o, CallHandler handler,
             Consumer<Connection> onConnect) {
-        return new RpcRdmaServer(bind, o, handler, onConnect);
+        return new RpcRdmaServer(bind, o, handler, onConnect, Integer.MAX_VALUE);
+    }
+
+    /** Tests: as {@link #listen}, with completion queues of at most {@code completionQueueEntries} entries. */
+    static RpcRdmaServer listen(InetSocketAddress bind, RpcRdmaOptions o, CallHandler handler,
+            Consumer<Connection> onConnect, int completionQueueEntries) {
+        return new RpcRdmaServer(bind, o, handler, onConnect, completionQueueEntries);
     }
 
     public int port() {
@@ -96,9 +103,9 @@ public final class RpcRdmaServer implements AutoCloseable {
     }
 
     /**
-     * Completion queues, each with its own thread, that the connections share
-     * ({@link RpcRdmaOptions.Builder#completionThreads} per device in use); 0 when each
-     * connection has its own.
+     * Completion queues that the connections share: one per completion thread
+     * ({@link RpcRdmaOptions.Builder#completionThreads} per device in use), more once those
+     * are full (the threads stay); 0 when each connection has its own.
      */
     public int completionQueues() {
         return acceptor.completionQueues();

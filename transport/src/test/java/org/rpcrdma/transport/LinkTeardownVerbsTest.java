@@ -60,12 +60,12 @@ class LinkTeardownVerbsTest {
 
     @Test
     void eventModeDestroyFreesPastAStuckHandler() throws Exception {
-        stuckHandler(OPTS.toBuilder().busyPoll(false).reconnectAttempts(0).build());
+        stuckHandler(OPTS.toBuilder().busyPoll(false).reconnectAttempts(0).completionThreads(0).build());
     }
 
     @Test
     void busyPollDestroyFreesPastAStuckHandler() throws Exception {
-        stuckHandler(OPTS.toBuilder().busyPoll(true).reconnectAttempts(0).build());
+        stuckHandler(OPTS.toBuilder().busyPoll(true).reconnectAttempts(0).completionThreads(0).build());
     }
 
     private static InetAddress ip() throws Exception {
@@ -219,9 +219,10 @@ class LinkTeardownVerbsTest {
     }
 
     /**
-     * A server handler blocks on the poller past destroy's join timeout: destroy must free
-     * anyway (the gate makes that safe; it warns, naming the thread), and the handler's late
-     * reply must be refused, not posted to the freed QP.
+     * A server handler blocks on the connection's own poller (completionThreads 0) past
+     * destroy's join timeout: destroy must free anyway (the gate makes that safe; it warns,
+     * naming the thread), and the handler's late reply must be refused, not posted to the
+     * freed QP.
      */
     private void stuckHandler(RpcRdmaOptions o) throws Exception {
         CountDownLatch entered = new CountDownLatch(1);
@@ -303,7 +304,8 @@ class LinkTeardownVerbsTest {
     private static final java.util.Set<String> LINK_CLASSES = java.util.stream.Stream.concat(java.util.stream.Stream.of(
             VerbsLink.class, LinkGate.class, LinkHardware.class, WorkRequests.class, LinkCompletions.class)
             .map(Class::getName), java.util.stream.Stream.of("org.rpcrdma.transport.link.CompletionPoller",
-            "org.rpcrdma.transport.link.CompletionGroup")).collect(java.util.stream.Collectors.toUnmodifiableSet());
+            "org.rpcrdma.transport.link.GroupPoller", "org.rpcrdma.transport.link.CompletionGroup"))
+            .collect(java.util.stream.Collectors.toUnmodifiableSet());
 
     static String misbehaviour(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause()) {

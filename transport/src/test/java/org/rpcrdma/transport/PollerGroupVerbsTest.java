@@ -36,6 +36,8 @@ import org.rpcrdma.xdr.Xdr;
 class PollerGroupVerbsTest {
     private static final int THREADS = 2;
     private static final int CALLS = 8;
+    /** Entries of a small completion queue: two connections with default credits and no shared receives. */
+    private static final int SMALL_CQ = 400;
 
     private RpcRdmaServer server;
     private final List<RpcRdmaClient> clients = new ArrayList<>();
@@ -69,15 +71,40 @@ class PollerGroupVerbsTest {
     }
 
     /**
-     * {@code n} clients against a server with options {@code serverOptions}; the clients wait
-     * on events (20 spinning client pollers would starve the guest's two vCPUs).
+     * Completion queues of {@value #SMALL_CQ} entries hold two connections each (about 190
+     * entries each with default credits): the group opens more queues as clients come, on its
+     * two threads, and every client is served, the first ones on queues that came later too.
      */
+    @Test
+    @Timeout(value = 900, unit = TimeUnit.SECONDS)
+    void eventsAGroupWhoseQueuesAreFullGrowsByQueuesNotThreads() throws Exception {
+        clientsOnAGroup(RpcRdmaOptions.builder().completionThreads(THREADS).build(), 12, SMALL_CQ);
+    }
+
+    /** Adaptive, with shared receives: each small queue keeps room for all of them, so it holds one connection. */
+    @Test
+    @Timeout(value = 900, unit = TimeUnit.SECONDS)
+    void adaptiveAGroupWhoseQueuesAreFullGrowsWithSharedReceives() throws Exception {
+        clientsOnAGroup(RpcRdmaOptions.builder().completionThreads(THREADS).pollSpinMicros(50).sharedReceives(128)
+                .build(), 8, SMALL_CQ);
+    }
+
     private void clientsOnAGroup(RpcRdmaOptions serverOptions, int n) throws Exception {
+        clientsOnAGroup(serverOptions, n, Integer.MAX_VALUE);
+    }
+
+    /**
+     * {@code n} clients against a server with options {@code serverOptions} whose completion
+     * queues have at most {@code cqEntries} entries; the clients wait on events (20 spinning
+     * client pollers would starve the guest's two vCPUs).
+     */
+    private void clientsOnAGroup(RpcRdmaOptions serverOptions, int n, int cqEntries) throws Exception {
         InetAddress ip = deviceAddress();
+        boolean grows = cqEntries < Integer.MAX_VALUE;
         RpcRdmaOptions so = serverOptions.toBuilder().connectTimeoutMillis(120_000).chunkMemoryBytes(0).build();
         RpcRdmaOptions co = RpcRdmaOptions.builder().backwardCredits(2).connectTimeoutMillis(120_000)
                 .chunkMemoryBytes(0).build();
-        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), so, echo(), serverSide::add);
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), so, echo(), serverSide::add, cqEntries);
         connect(ip, co, 2);
         callEach(0);
         int serverThreadsAt2 = threads("rpcrdma-server");
@@ -89,7 +116,14 @@ class PollerGroupVerbsTest {
         assertTrue(waitFor(() -> serverSide.size() == n));
         assertEquals(serverThreadsAt2, threads("rpcrdma-server"), "the server's threads at " + n
                 + " connections as at 2");
-        assertEquals(THREADS, server.completionQueues(), "no completion queue per connection");
+        if (grows) {
+            assertTrue(server.completionQueues() > THREADS, "the group grew: " + server.completionQueues()
+                    + " completion queues for " + n + " connections");
+            assertTrue(server.completionQueues() < n, "still shared: " + server.completionQueues()
+                    + " completion queues for " + n + " connections");
+        } else {
+            assertEquals(THREADS, server.completionQueues(), "no completion queue per connection");
+        }
 
         // a client's blocking call: on its own queue the caller leads
         int xid = 0x6000_0001;
@@ -128,6 +162,14 @@ class PollerGroupVerbsTest {
                 .get(60, TimeUnit.SECONDS)));
         assertEquals(THREADS, threads("rpcrdma-server-cq"));
         assertEquals(0, server.stats().creditViolations());
+        if (grows) {
+            // a newcomer takes the room the others left, on a queue the group already has
+            int queues = server.completionQueues();
+            connect(ip, co, 1);
+            assertArrayEquals(payload(43), reply(43, clients.getLast().connection().call(callMsg(43, 1, payload(43)))
+                    .get(60, TimeUnit.SECONDS)));
+            assertEquals(queues, server.completionQueues(), "no queue opened while the others have room");
+        }
     }
 
     private static String mode(RpcRdmaOptions o) {

@@ -19,7 +19,8 @@ class RpcRdmaOptionsTest {
         RpcRdmaOptions o = RpcRdmaOptions.defaults();
         assertEquals(20049, RpcRdmaOptions.DEFAULT_PORT);
         assertEquals(List.of(4096, 32, 0, 16, false, 0, 5000, 60_000L, 8, 8, 0L, 3, (1 << 20) + (64 << 10), 64,
-                        4L << 20, 16, true, true, true, 64L << 20, 0, 60_000L, 0),
+                        4L << 20, 16, true, true, true, 64L << 20, 0, 60_000L,
+                        Math.min(4, Runtime.getRuntime().availableProcessors())),
                 List.of(o.inlineThreshold(), o.credits(), o.backwardCredits(), o.backwardCallLimit(), o.busyPoll(),
                         o.pollSpinMicros(), o.connectTimeoutMillis(), o.callTimeoutMillis(), o.receiveBatch(),
                         o.signalEvery(), o.backchannelWaitMillis(), o.reconnectAttempts(), o.maxChunkBytes(),
@@ -100,7 +101,7 @@ class RpcRdmaOptionsTest {
                 .callTimeoutMillis(4321).receiveBatch(4).signalEvery(2).backchannelWaitMillis(99)
                 .reconnectAttempts(9).maxChunkBytes(1 << 21).maxChunkSegments(17).chunkMemoryBytes(1 << 22 | 1 << 12)
                 .rdmaDepth(3).memoryWindows(false).remoteInvalidation(false).backwardChunks(false)
-                .registrationCacheBytes(1 << 20).sharedReceives(512).silenceTimeoutMillis(5000).completionThreads(3)
+                .registrationCacheBytes(1 << 20).sharedReceives(512).silenceTimeoutMillis(5000).completionThreads(5)
                 .build();
         RpcRdmaOptions back = o.toBuilder().build();
         List<String> names = new ArrayList<>();

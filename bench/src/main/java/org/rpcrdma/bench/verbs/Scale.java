@@ -18,6 +18,8 @@ import java.util.StringJoiner;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.rpcrdma.transport.CallHandler;
 import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaOptions;
@@ -30,13 +32,15 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  * server keeps 2 backward calls in flight to a random tenth of them (RFC 8167). Afterwards
  * every call must have been answered with its own bytes and executed exactly once (the
  * server counts executions per XID for the forward calls, this JVM for the backward ones).
+ * Clients connect from {@code --connect-threads} threads at once (default 8: a connect is
+ * mostly waiting for rdma_cm and the server's accept), with a progress line every 50.
  * Per N: connect time, the server JVM's threads, registered receive memory, verbs objects
  * and native memory, heap after GC, calls/s. A connection refused (a device limit, memory)
  * ends that N's connecting and is reported in its row; the bench goes on.
  *
  * <pre>
  * java -cp bench/target/benchmarks.jar org.rpcrdma.bench.verbs.Scale [--conns 1,10,100,1000] [--seconds S]
- *      [--window W] [--shared N] [--long-every K] [--warmup S] [--out DIR]
+ *      [--window W] [--shared N] [--long-every K] [--warmup S] [--connect-threads T] [--out DIR]
  * </pre>
  * All clients live in this one JVM: each has its own CQ and poller thread (a client has few
  * connections), which at 1,000 is 1,000 sleeping threads in event mode, affordable in a
@@ -44,6 +48,9 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  * every call was answered exactly once, 1 otherwise.
  */
 public final class Scale {
+    /** A progress line every this many connections. */
+    private static final int PROGRESS_EVERY = 50;
+
     private Scale() {}
 
     public static void main(String[] args) throws Exception {
@@ -53,6 +60,7 @@ public final class Scale {
         int shared = 4096;
         int longEvery = 32;
         int warmup = 10;
+        int connectThreads = 8;
         Path dir = Path.of("scale-out");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -62,6 +70,7 @@ public final class Scale {
                 case "--shared" -> shared = Integer.parseInt(args[++i]);
                 case "--long-every" -> longEvery = Integer.parseInt(args[++i]);
                 case "--warmup" -> warmup = Integer.parseInt(args[++i]);
+                case "--connect-threads" -> connectThreads = Integer.parseInt(args[++i]);
                 case "--out" -> dir = Path.of(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
@@ -90,20 +99,8 @@ public final class Scale {
                 int phase = 0;
                 for (int n : conns) {
                     phase++;
-                    String stopped = "";
                     List<Double> connectMs = new ArrayList<>();
-                    while (clients.size() < n) {
-                        long t0 = System.nanoTime();
-                        try {
-                            RpcRdmaClient c = RpcRdmaClient.connect(addr, o);
-                            connectMs.add((System.nanoTime() - t0) / 1e6);
-                            clients.add(c);
-                            c.enableBackchannel(back).get(120, TimeUnit.SECONDS);
-                        } catch (Exception | OutOfMemoryError e) {
-                            stopped = "connection " + (clients.size() + 1) + " refused: " + e;
-                            break;
-                        }
-                    }
+                    String stopped = connectUpTo(clients, n, addr, o, back, connectThreads, connectMs);
                     try {
                         rows.add(phase(server, clients, backLedger, n, phase, seconds, window, longEvery, connectMs,
                                 stopped));
@@ -123,6 +120,61 @@ public final class Scale {
         ScaleReport.write(dir, setup, rows);
         System.out.print(ScaleReport.table(setup, rows));
         System.exit(rows.stream().allMatch(ScaleReport.Row::exactlyOnce) ? 0 : 1);
+    }
+
+    /**
+     * Connects clients until there are {@code n}, {@code threads} at a time, each with its
+     * backchannel enabled; prints progress every {@value #PROGRESS_EVERY}. Returns why it
+     * stopped short ("" when it did not): the first connection refused ends the connecting.
+     */
+    static String connectUpTo(List<RpcRdmaClient> clients, int n, InetSocketAddress addr, RpcRdmaOptions o,
+            CallHandler back, int threads, List<Double> connectMs) throws InterruptedException {
+        int want = n - clients.size();
+        if (want <= 0) {
+            return "";
+        }
+        AtomicReference<String> stopped = new AtomicReference<>("");
+        AtomicInteger started = new AtomicInteger();
+        long t0 = System.nanoTime();
+        long[] lastAt = {t0};
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < Math.min(threads, want); t++) {
+            workers.add(Thread.ofPlatform().name("scale-connect-" + t).start(() -> {
+                while (stopped.get().isEmpty() && started.getAndIncrement() < want) {
+                    long s = System.nanoTime();
+                    RpcRdmaClient c = null;
+                    try {
+                        c = RpcRdmaClient.connect(addr, o);
+                        double ms = (System.nanoTime() - s) / 1e6;
+                        c.enableBackchannel(back).get(120, TimeUnit.SECONDS);
+                        synchronized (clients) {
+                            clients.add(c);
+                            connectMs.add(ms);
+                            if (clients.size() % PROGRESS_EVERY == 0 || clients.size() == n) {
+                                long now = System.nanoTime();
+                                List<Double> last = connectMs.subList(Math.max(0, connectMs.size() - PROGRESS_EVERY),
+                                        connectMs.size());
+                                System.out.printf(java.util.Locale.ROOT, "[scale] connected %d of %d: %.1f s so far,"
+                                        + " the last %d in %.1f s (each p50 %.0f ms, max %.0f ms), %d threads here%n",
+                                        clients.size(), n, (now - t0) / 1e9, last.size(), (now - lastAt[0]) / 1e9,
+                                        ScaleReport.percentile(last, 50), ScaleReport.percentile(last, 100),
+                                        Thread.activeCount());
+                                lastAt[0] = now;
+                            }
+                        }
+                    } catch (Exception | OutOfMemoryError e) {
+                        if (c != null) {
+                            c.close();
+                        }
+                        stopped.compareAndSet("", "connection " + (clients.size() + 1) + " refused: " + e);
+                    }
+                }
+            }));
+        }
+        for (Thread w : workers) {
+            w.join();
+        }
+        return stopped.get();
     }
 
     /**
@@ -158,16 +210,39 @@ public final class Scale {
         StringJoiner ids = new StringJoiner(",");
         subset.forEach(c -> ids.add(Long.toString(c.clientId())));
         server.command("backward " + seconds + " 2 " + base + " " + ids);
+        long[] cpu0 = clientCpu();
         CallPump.Result forward = new CallPump(clients, window, base, longEvery, ScaleServer.FORWARD_PROG)
                 .run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.SECONDS.toNanos(180));
+        long[] cpu1 = clientCpu();
         Map<String, String> backward = server.next(seconds + 180);
         server.command("snapshot " + base + " " + forward.sent());
         Map<String, String> snap = server.next(120);
         XidLedger.Check backCheck = backLedger.check(base, Integer.parseInt(backward.getOrDefault("backSent", "0")));
+        System.out.printf(java.util.Locale.ROOT, "[scale] %d connections: %s completion queues; server CPU so far:"
+                + " accept thread %s ms, completion threads %s ms, process %s ms; calls %.1f s%n", clients.size(),
+                snap.get("completionQueues"), snap.get("cpuAcceptMs"), snap.get("cpuCompletionMs"),
+                snap.get("cpuProcessMs"), forward.seconds());
+        System.out.printf(java.util.Locale.ROOT, "[scale] %d connections: client JVM CPU during the calls: pollers"
+                + " %d ms, rdma_cm threads %d ms, the rest %d ms%n", clients.size(), (cpu1[0] - cpu0[0]) / 1_000_000,
+                (cpu1[1] - cpu0[1]) / 1_000_000, (cpu1[2] - cpu0[2]) / 1_000_000);
         server.command("clear");
         backLedger.clear();
         return ScaleReport.Row.of(n, clients.size(), stopped, connectMs, subset.size(), forward, backward, backCheck,
                 snap);
+    }
+
+    /** This JVM's CPU time so far (ns): the clients' poller threads, their rdma_cm threads, all others. */
+    private static long[] clientCpu() {
+        java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long[] ns = new long[3];
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            long c = mx.getThreadCpuTime(t.threadId());
+            if (c > 0) {
+                ns[t.getName().startsWith("rpcrdma-client-cq") ? 0 : t.getName().startsWith("rpcrdma-client-cm") ? 1
+                        : 2] += c;
+            }
+        }
+        return ns;
     }
 
     /** The server JVM: this JVM's flags and class path, plus native memory tracking. */

@@ -43,12 +43,12 @@ public final class ScaleServer {
 
     /**
      * The server's options: a shared receive queue of {@code shared} buffers, event mode, and
-     * its connections on a fixed group of two completion threads: what the bench shows flat.
+     * its connections on the default completion group (a thread per core, at most 4; the
+     * guest's 2): what the bench shows flat.
      */
     static RpcRdmaOptions options(int shared) {
         return RpcRdmaOptions.builder().sharedReceives(shared).backwardCallLimit(4).credits(8)
                 .chunkMemoryBytes(0).connectTimeoutMillis(120_000).callTimeoutMillis(300_000)
-                .completionThreads(2)
                 .build();
     }
 
@@ -117,6 +117,8 @@ public final class ScaleServer {
             }
         }
         m.put("threadsOurs", ours);
+        m.put("completionQueues", server.completionQueues());
+        m.putAll(cpu());
         m.put("threadsTotal", ManagementFactory.getThreadMXBean().getThreadCount());
         m.put("receiveMemory", server.receiveMemoryBytes());
         System.gc();
@@ -129,6 +131,35 @@ public final class ScaleServer {
         m.put("duplicated", forward.duplicated());
         m.put("stray", forward.stray());
         m.put("creditViolations", server.stats().creditViolations());
+        return m;
+    }
+
+    /**
+     * CPU time so far, in ms: the accepting thread's (rdma_cm events, every connection's
+     * verbs objects and registrations), the completion threads' (polls, dispatch and the
+     * handlers), and the whole process's: where connect time and calls/s go.
+     */
+    static Map<String, Object> cpu() {
+        java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long cm = 0;
+        long cq = 0;
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            long ns = mx.getThreadCpuTime(t.threadId());
+            if (ns < 0) {
+                continue;
+            }
+            if (t.getName().startsWith("rpcrdma-server-cm")) {
+                cm += ns;
+            } else if (t.getName().startsWith("rpcrdma-server-cq")) {
+                cq += ns;
+            }
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("cpuAcceptMs", cm / 1_000_000);
+        m.put("cpuCompletionMs", cq / 1_000_000);
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            m.put("cpuProcessMs", os.getProcessCpuTime() / 1_000_000);
+        }
         return m;
     }
 

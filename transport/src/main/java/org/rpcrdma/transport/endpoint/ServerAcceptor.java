@@ -74,6 +74,8 @@ public final class ServerAcceptor implements AutoCloseable {
     private final Thread cmThread;
     /** Lost connections being released, off the rdma_cm thread that accepts the others. */
     private final Teardowns teardowns = new Teardowns("rpcrdma-server-teardown");
+    /** At most this many entries in each CQ of a completion group (the group's own cap applies too). */
+    private final int completionQueueEntries;
     private volatile boolean closing;
 
     /**
@@ -86,6 +88,16 @@ public final class ServerAcceptor implements AutoCloseable {
      */
     public ServerAcceptor(InetSocketAddress bind, RpcRdmaOptions o, StatsCounters stats, CallerBuffers callerBuffers,
             Consumer<ConnectionEngine> role, Consumer<Connection> onConnect) {
+        this(bind, o, stats, callerBuffers, role, onConnect, Integer.MAX_VALUE);
+    }
+
+    /**
+     * As above, the completion group's CQs of at most {@code completionQueueEntries} entries
+     * (tests: small CQs make the group grow after a few connections).
+     */
+    public ServerAcceptor(InetSocketAddress bind, RpcRdmaOptions o, StatsCounters stats, CallerBuffers callerBuffers,
+            Consumer<ConnectionEngine> role, Consumer<Connection> onConnect, int completionQueueEntries) {
+        this.completionQueueEntries = completionQueueEntries;
         this.options = o;
         this.stats = stats;
         this.callerBuffers = callerBuffers;
@@ -137,7 +149,7 @@ public final class ServerAcceptor implements AutoCloseable {
         return n;
     }
 
-    /** Completion queues (each with its thread) of the server's completion groups: 0 without any. */
+    /** Completion queues of the server's completion groups (a group grows by CQs, not threads): 0 without any. */
     public int completionQueues() {
         int n = 0;
         for (CompletionGroup g : completionGroups.values()) {
@@ -230,7 +242,7 @@ public final class ServerAcceptor implements AutoCloseable {
                 SharedReceiveHardware q = srq;
                 group = completionGroups.computeIfAbsent(id.device().name(), d -> new CompletionGroup(id.device(),
                         o.completionThreads(), o.busyPoll(), TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()), q,
-                        o.sharedReceives(), stats, "rpcrdma-server-cq"));
+                        o.sharedReceives(), stats, "rpcrdma-server-cq", completionQueueEntries));
             }
             link = new VerbsLink(id, ConnectionSizing.sendContexts(o, false), o.inlineThreshold(), receiveCount,
                     o.inlineThreshold(), o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth,

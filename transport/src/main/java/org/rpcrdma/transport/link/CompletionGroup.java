@@ -1,6 +1,8 @@
 package org.rpcrdma.transport.link;
 
 import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.rpcrdma.transport.LinkClosedException;
@@ -13,22 +15,24 @@ import org.rpcrdma.transport.verbs.Device;
 /**
  * A server's completion queues on one device and the fixed set of threads that take
  * completions off them (Netty's event-loop group shape; ≈ the kernel's per-CPU CQ pool,
- * {@code ib_cq_pool_get}): a few CQs, each with its own completion channel (event mode) and
- * ONE thread running a {@link CompletionDriver} over a {@link CompletionPoller}, which hands
- * each completion to its connection by {@code qp_num}. Each accepted connection's QP is
- * assigned to the CQ with the fewest entries reserved ({@link #assign}), so the server's
- * threads and wake-ups follow the group's size, not its clients: an idle connection costs
- * no thread and no wake-up.
+ * {@code ib_cq_pool_get}): each thread runs a {@link CompletionDriver} over the CQs it polls
+ * ({@link GroupPoller}, one completion channel per thread in event mode), which hands each
+ * completion to its connection by {@code qp_num}. Each accepted connection's QP is assigned
+ * to the CQ with the fewest entries reserved ({@link #assign}), so the server's threads and
+ * wake-ups follow the group's size, not its clients: an idle connection costs no thread and
+ * no wake-up.
  *
  * <p>Sizing: a CQ overrun is fatal (the device moves the CQ, and every QP on it, to error),
  * so each CQ keeps room for every work request of every QP on it: the QP's send queue (and
  * its own receive queue), plus, once for the CQ, the whole shared receive queue (any of its
- * receives may complete on any CQ). A connection that would not fit any CQ is refused with
- * {@link RpcRdmaException} naming the limit.
+ * receives may complete on any CQ). A connection that fits no CQ gets a new one, polled by
+ * the thread with the least reserved ({@link CqReservations}): the group grows by CQs, never
+ * by threads, and keeps its CQs until it is closed. Only a connection larger than a whole CQ
+ * is refused, with {@link RpcRdmaException} naming the limit.
  *
  * <p>On a shared CQ no caller leads (callers wait for the group's thread, see
  * {@link VerbsLink#pollOnCaller}), and handlers run on the group's thread: one that blocks
- * holds up every connection on its CQ (hand such work to another thread, as
+ * holds up every connection on its CQs (hand such work to another thread, as
  * {@code CallHandler.onExecutor} does).
  *
  * <p>Owned by the server: {@link #close} once every QP on it is destroyed (QPs, then CQs,
@@ -45,56 +49,42 @@ public final class CompletionGroup implements AutoCloseable {
     /** How long a link's destroy waits for the group's thread to finish a batch that may hold its completions. */
     private static final long QUIESCE_MILLIS = 2000;
 
-    /** One CQ of the group, its channel, gate, poller and thread. */
-    static final class Member {
-        final int index;
+    /** One thread of the group, its gate and channel, and the CQs it polls. */
+    private static final class Member {
         final LinkGate gate;
         final CompletionChannel channel;
-        final CompletionQueue cq;
-        final CompletionPoller poller;
+        final GroupPoller queues;
         final CompletionDriver driver;
-        /** Entries a new QP may reserve: the CQ's less the shared receive queue's and the spare. */
-        final int budget;
-        /** Guarded by the group. */
-        int reserved;
         Thread thread;
 
-        Member(int index, Device dev, int entries, int budget, boolean busyPoll, SharedReceiveHardware shared) {
-            this.index = index;
-            this.budget = budget;
+        Member(Device dev, boolean busyPoll, long spinNanos, StatsCounters counters, Runnable onFailure) {
             this.gate = new LinkGate(what -> new LinkClosedException("completion group closed; " + what + " refused"));
-            CompletionChannel ch = busyPoll ? null : dev.createCompletionChannel();
-            CompletionQueue q = null;
-            try {
-                q = dev.createCompletionQueue(entries, ch);
-            } finally {
-                if (q == null && ch != null) {
-                    ch.close();
-                }
-            }
-            this.channel = ch;
-            this.cq = q;
-            this.poller = new CompletionPoller(gate, q, ch, shared);
-            this.driver = new CompletionDriver(poller, busyPoll);
+            this.channel = busyPoll ? null : dev.createCompletionChannel();
+            this.queues = new GroupPoller(gate, channel, counters, onFailure);
+            this.driver = new CompletionDriver(queues, busyPoll);
+            driver.adaptiveSpin(spinNanos);
         }
     }
+
+    /** One CQ of the group and its poller (dispatch by qp_num). */
+    private record Queue(int index, CompletionQueue cq, CompletionPoller poller, GroupPoller thread) {}
 
     /**
      * A connection's place on one CQ of the group: {@link VerbsLink} registers its QP there,
      * and at destroy unregisters it, waits out a batch in dispatch, and gives the entries back.
      */
     final class Slot {
-        private final Member m;
+        private final Queue q;
         private final int entries;
         private boolean released;
 
-        private Slot(Member m, int entries) {
-            this.m = m;
+        private Slot(Queue q, int entries) {
+            this.q = q;
             this.entries = entries;
         }
 
         CompletionQueue cq() {
-            return m.cq;
+            return q.cq();
         }
 
         /**
@@ -104,24 +94,28 @@ public final class CompletionGroup implements AutoCloseable {
          */
         void register(int qpNum, LinkCompletions target) {
             long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(REGISTER_WAIT_MILLIS);
-            while (!m.poller.register(qpNum, target, false)) {
+            while (!q.poller().register(qpNum, target, false)) {
                 if (System.nanoTime() - deadline >= 0) {
                     throw new RpcRdmaException("qp_num " + qpNum + " of a QP just destroyed still has completions"
-                            + " in completion queue " + m.index + " after " + REGISTER_WAIT_MILLIS + " ms");
+                            + " in completion queue " + q.index() + " after " + REGISTER_WAIT_MILLIS + " ms");
                 }
                 LockSupport.parkNanos(200_000);
+            }
+            if (q.thread().failed()) { // its thread failed meanwhile: no one would take the completions
+                q.poller().unregister(qpNum, target);
+                throw new RpcRdmaException("the completion thread of completion queue " + q.index() + " failed");
             }
         }
 
         /** The link is going: nothing more is dispatched to {@code target} once this returns (but from its own thread). */
         void unregister(int qpNum, LinkCompletions target) {
-            m.poller.unregister(qpNum, target);
-            m.poller.awaitQuiescent(QUIESCE_MILLIS);
+            q.poller().unregister(qpNum, target);
+            q.poller().awaitQuiescent(QUIESCE_MILLIS);
         }
 
         /** After the QP was destroyed: its number frees once the CQ drained, its entries now. */
         void destroyed(int qpNum) {
-            m.poller.destroyed(qpNum);
+            q.poller().destroyed(qpNum);
             release();
         }
 
@@ -130,45 +124,54 @@ public final class CompletionGroup implements AutoCloseable {
             synchronized (CompletionGroup.this) {
                 if (!released) {
                     released = true;
-                    m.reserved -= entries;
+                    reservations.release(q.index(), entries);
                 }
             }
         }
     }
 
+    private final Device dev;
+    private final SharedReceiveHardware shared;
     private final Member[] members;
+    /** The CQs by index (guarded by this; read unlocked only to count). */
+    private final List<Queue> queues = new CopyOnWriteArrayList<>();
+    /** Guarded by this. */
+    private final CqReservations reservations;
     private final int entriesEach;
     private final int sharedReceiveEntries;
     private boolean closed;
 
     /**
-     * Makes {@code threads} CQs on {@code dev} and starts a thread on each.
+     * Makes {@code threads} CQs on {@code dev} and starts a thread polling each.
      *
-     * @param busyPoll   the threads spin on their CQ; else they arm it and sleep on its channel
+     * @param busyPoll   the threads spin on their CQs; else they arm them and sleep on their channel
      * @param spinNanos  event mode: how long a thread keeps polling after a completion before sleeping
      * @param shared     the shared receive queue the QPs on these CQs take receives from, or null
      * @param counters   the server's counters (channel wake-ups)
      * @param threadName the threads' names, each followed by its index
      */
     public CompletionGroup(Device dev, int threads, boolean busyPoll, long spinNanos, SharedReceiveHardware shared,
-            int sharedReceiveDepth, StatsCounters counters, String threadName) {
+            int sharedReceiveDepth, StatsCounters counters, String threadName, int maxEntries) {
         if (threads < 1) {
             throw new IllegalArgumentException("threads " + threads);
         }
+        this.dev = dev;
+        this.shared = shared;
         this.sharedReceiveEntries = shared == null ? 0 : sharedReceiveDepth;
-        this.entriesEach = Math.min(MAX_ENTRIES, dev.queryLimits().maxCqe());
+        this.entriesEach = Math.min(Math.min(maxEntries, MAX_ENTRIES), dev.queryLimits().maxCqe());
         int budget = entriesEach - sharedReceiveEntries - SPARE;
         if (budget <= 0) {
             throw new RpcRdmaException("a completion queue of " + entriesEach + " entries (the device's most)"
                     + " cannot hold the " + sharedReceiveEntries + " shared receives");
         }
+        this.reservations = new CqReservations(threads, budget);
         this.members = new Member[threads];
         boolean ok = false;
         try {
             for (int i = 0; i < threads; i++) {
-                members[i] = new Member(i, dev, entriesEach, budget, busyPoll, shared);
-                members[i].poller.countIn(counters);
-                members[i].driver.adaptiveSpin(spinNanos);
+                int t = i;
+                members[i] = new Member(dev, busyPoll, spinNanos, counters, () -> threadFailed(t));
+                openQueue(i);
             }
             for (int i = 0; i < threads; i++) {
                 members[i].thread = members[i].driver.start(threadName + "-" + i);
@@ -181,57 +184,80 @@ public final class CompletionGroup implements AutoCloseable {
         }
     }
 
+    /** Opens the next CQ, polled by thread {@code t}: armed before its thread sees it (it may be asleep). */
+    private Queue openQueue(int t) {
+        Member m = members[t];
+        CompletionQueue q = dev.createCompletionQueue(entriesEach, m.channel);
+        CompletionPoller p;
+        try {
+            if (m.channel != null) {
+                q.requestNotify(false);
+            }
+            p = new CompletionPoller(m.gate, q, m.channel, shared);
+        } catch (RuntimeException e) {
+            q.close();
+            throw e;
+        }
+        Queue added = new Queue(queues.size(), q, p, m.queues);
+        queues.add(added);
+        m.queues.add(p);
+        return added;
+    }
+
     /**
-     * Reserves {@code entries} on the CQ with the most room for a new connection's QP.
+     * Reserves {@code entries} on the CQ with the most room for a new connection's QP, or on
+     * a new CQ when none has room.
      *
-     * @throws RpcRdmaException naming the limit when no CQ has that much room left
+     * @throws RpcRdmaException naming the limit when the connection is larger than a whole CQ,
+     *                          or the device refused a new CQ
      */
     synchronized Slot assign(int entries) {
         if (closed) {
             throw new LinkClosedException("completion group closed");
         }
-        int[] reserved = new int[members.length];
-        for (int i = 0; i < members.length; i++) {
-            reserved[i] = members[i].reserved;
+        int q;
+        try {
+            q = reservations.reserve(entries);
+        } catch (RpcRdmaException e) {
+            throw new RpcRdmaException(e.getMessage() + " (" + entriesEach + " entries each, " + sharedReceiveEntries
+                    + " of them kept for the shared receives)");
         }
-        int i = leastLoaded(members[0].budget, reserved, entries);
-        if (i < 0) {
-            throw new RpcRdmaException("a connection needs " + entries + " completion queue entries and the "
-                    + members.length + " completion queues of this server (" + entriesEach + " entries each, "
-                    + sharedReceiveEntries + " of them kept for the shared receives) have at most "
-                    + (members[0].budget - java.util.Arrays.stream(reserved).min().orElse(0))
-                    + " left: refused (more completionThreads, or fewer credits, give room)");
-        }
-        Member best = members[i];
-        best.reserved += entries;
-        return new Slot(best, entries);
-    }
-
-    /**
-     * The CQ a QP of {@code entries} work requests goes to: the one with the fewest entries
-     * reserved (the lowest index among equals), if it has room for them within
-     * {@code budget}; -1 if none has.
-     */
-    static int leastLoaded(int budget, int[] reserved, int entries) {
-        int best = -1;
-        for (int i = 0; i < reserved.length; i++) {
-            if (best < 0 || reserved[i] < reserved[best]) {
-                best = i;
+        if (q == queues.size()) {
+            int t = reservations.threadOf(q);
+            try {
+                openQueue(t);
+            } catch (RuntimeException e) {
+                reservations.abandon(q, entries);
+                throw e;
             }
+            LOG.log(Level.DEBUG, "completion group grew to {0} completion queues ({1} of them on thread {2})",
+                    queues.size(), members[t].queues.pollers().length, t);
         }
-        return best >= 0 && budget - reserved[best] >= entries ? best : -1;
+        return new Slot(queues.get(q), entries);
     }
 
-    /** The CQs (and threads) of the group. */
+    /** Thread {@code t}'s poll failed and it ended: its CQs take no new connection (the others go on). */
+    private synchronized void threadFailed(int t) {
+        reservations.threadFailed(t);
+        LOG.log(Level.ERROR, "completion thread {0} failed: the connections on its completion queues are lost,"
+                + " and new ones go to the other threads", t);
+    }
+
+    /** The CQs of the group: one per thread, more once connections filled those. */
     public int queues() {
+        return queues.size();
+    }
+
+    /** The threads of the group (fixed). */
+    public int threads() {
         return members.length;
     }
 
     /** Connections on the group's CQs now. */
     public int links() {
         int n = 0;
-        for (Member m : members) {
-            n += m == null ? 0 : m.poller.links();
+        for (Queue q : queues) {
+            n += q.poller().links();
         }
         return n;
     }
@@ -239,8 +265,8 @@ public final class CompletionGroup implements AutoCloseable {
     /** Completions dropped because their QP was gone (its last, flushed work requests). */
     public long dropped() {
         long n = 0;
-        for (Member m : members) {
-            n += m == null ? 0 : m.poller.dropped();
+        for (Queue q : queues) {
+            n += q.poller().dropped();
         }
         return n;
     }
@@ -279,8 +305,10 @@ public final class CompletionGroup implements AutoCloseable {
                 }
             }
             m.gate.free(() -> {
-                LinkHardware.closeQuietly(m.cq, m.channel); // ORDER: the CQ before its channel
-                m.poller.close();
+                for (CompletionPoller p : m.queues.pollers()) {
+                    p.closeQueue(); // ORDER: the CQs before their channel
+                }
+                LinkHardware.closeQuietly(m.channel);
                 return null;
             });
         }

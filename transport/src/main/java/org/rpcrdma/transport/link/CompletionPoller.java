@@ -166,8 +166,13 @@ final class CompletionPoller implements CompletionDriver.Cq {
         }
     }
 
+    /** Arms the CQ for its next completion (caller holds the gate's read side; a group's poller, see {@link GroupPoller}). */
+    void arm() {
+        cq.requestNotify(false);
+    }
+
     /** Polls the CQ and copies each completion out. Caller holds the gate's read side (and the poll role). */
-    private int pollAndCopy() {
+    int pollAndCopy() {
         long poll = polls + 1;
         polls = poll;
         int n = cq.poll(wc);
@@ -258,6 +263,12 @@ final class CompletionPoller implements CompletionDriver.Cq {
 
     /** Frees the native completion array (caller holds the gate's write side). */
     void close() {
+        wc.close();
+    }
+
+    /** A completion group's CQ: frees it, then the completion array (caller holds the gate's write side). */
+    void closeQueue() {
+        LinkHardware.closeQuietly(cq);
         wc.close();
     }
 }
