@@ -47,6 +47,11 @@ final class CompletionDriver {
      * after the last blocking call is dispatched within this plus {@link #LINGER_NANOS}.
      */
     static final long CALLER_PARK_NANOS = 10_000_000;
+    /**
+     * How long a busy poller with no connection parks between looks: a connection assigned
+     * to it meanwhile waits at most this for its first completions.
+     */
+    static final long IDLE_PARK_NANOS = 1_000_000;
 
     /** What the driver needs from the link: each poll under the link's gate, 0 once it is stopping. */
     interface Cq {
@@ -66,6 +71,15 @@ final class CompletionDriver {
 
         /** The poller failed: the connection is lost. */
         void failed(RuntimeException e);
+
+        /**
+         * Whether no completion can arrive: no connection (nor the leftovers of a destroyed
+         * one) is on these CQs. A busy poller then parks instead of spinning, so a group's
+         * thread without connections takes no CPU from the threads that have work.
+         */
+        default boolean idle() {
+            return false;
+        }
     }
 
     private final Cq cq;
@@ -115,6 +129,10 @@ final class CompletionDriver {
                     continue;
                 }
                 if (busyPoll) {
+                    if (cq.idle()) {
+                        LockSupport.parkNanos(IDLE_PARK_NANOS);
+                        continue;
+                    }
                     if (!tryPollOnce()) {
                         Thread.onSpinWait();
                     }

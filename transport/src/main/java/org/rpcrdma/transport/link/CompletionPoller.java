@@ -99,6 +99,11 @@ final class CompletionPoller implements CompletionDriver.Cq {
         return targets.live();
     }
 
+    /** Destroyed links whose last completions may still be in the CQ. */
+    int retiredLinks() {
+        return targets.retired();
+    }
+
     /** Completions dropped because their QP was no longer registered. */
     long dropped() {
         return dropped.sum();

@@ -57,6 +57,16 @@ final class GroupPoller implements CompletionDriver.Cq {
     }
 
     @Override
+    public boolean idle() {
+        for (CompletionPoller p : pollers) {
+            if (p.links() > 0 || p.retiredLinks() > 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
     public int pollOnly() {
         long stamp = gate.enterUnlessStopping();
         if (stamp == 0) {
