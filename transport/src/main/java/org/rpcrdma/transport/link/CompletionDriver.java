@@ -47,11 +47,6 @@ final class CompletionDriver {
      * after the last blocking call is dispatched within this plus {@link #LINGER_NANOS}.
      */
     static final long CALLER_PARK_NANOS = 10_000_000;
-    /**
-     * How long a busy poller with no connection parks between looks: a connection assigned
-     * to it meanwhile waits at most this for its first completions.
-     */
-    static final long IDLE_PARK_NANOS = 1_000_000;
 
     /** What the driver needs from the link: each poll under the link's gate, 0 once it is stopping. */
     interface Cq {
@@ -74,8 +69,9 @@ final class CompletionDriver {
 
         /**
          * Whether no completion can arrive: no connection (nor the leftovers of a destroyed
-         * one) is on these CQs. A busy poller then parks instead of spinning, so a group's
-         * thread without connections takes no CPU from the threads that have work.
+         * one) is on these CQs. The poller then sleeps until {@link #wake}, in every mode, so
+         * a group's thread without connections takes no CPU and no wake-up from the threads
+         * that have work. Whoever makes it false (a connection assigned) wakes the poller.
          */
         default boolean idle() {
             return false;
@@ -115,6 +111,14 @@ final class CompletionDriver {
         this.spinNanos = nanos;
     }
 
+    /**
+     * Wakes the poller if it sleeps for want of work ({@link Cq#idle}) or for a caller: call
+     * it after making {@link Cq#idle} false (the poller looks again), or {@link Cq#stopping} true.
+     */
+    void wake() {
+        LockSupport.unpark(poller);
+    }
+
     /** Starts the poller thread and returns it. */
     Thread start(String threadName) {
         Thread t = Thread.ofPlatform().daemon().name(threadName).start(this::run);
@@ -123,16 +127,19 @@ final class CompletionDriver {
     }
 
     private void run() {
+        // Set before the first look at idle(): a wake() after a connection was assigned
+        // either finds this thread (and unparks it) or came before that look (which sees it).
+        poller = Thread.currentThread();
         try {
             while (!cq.stopping()) {
+                if (cq.idle()) {
+                    LockSupport.park(this); // until wake(); a spurious return looks again
+                    continue;
+                }
                 if (keepOffForCaller()) {
                     continue;
                 }
                 if (busyPoll) {
-                    if (cq.idle()) {
-                        LockSupport.parkNanos(IDLE_PARK_NANOS);
-                        continue;
-                    }
                     if (!tryPollOnce()) {
                         Thread.onSpinWait();
                     }
@@ -203,7 +210,7 @@ final class CompletionDriver {
         callerLeftAt = System.nanoTime();
         lingering = true;
         if (blockingCallers.decrementAndGet() == 0 && cq.outstandingCalls() > 0) {
-            LockSupport.unpark(poller); // replies that async callers wait for: no lingering
+            wake(); // replies that async callers wait for: no lingering
         }
     }
 

@@ -67,7 +67,7 @@ public final class CompletionGroup implements AutoCloseable {
     }
 
     /** One CQ of the group and its poller (dispatch by qp_num). */
-    private record Queue(int index, CompletionQueue cq, CompletionPoller poller, GroupPoller thread) {}
+    private record Queue(int index, CompletionQueue cq, CompletionPoller poller, Member thread) {}
 
     /**
      * A connection's place on one CQ of the group: {@link VerbsLink} registers its QP there,
@@ -101,10 +101,11 @@ public final class CompletionGroup implements AutoCloseable {
                 }
                 LockSupport.parkNanos(200_000);
             }
-            if (q.thread().failed()) { // its thread failed meanwhile: no one would take the completions
+            if (q.thread().queues.failed()) { // its thread failed meanwhile: no one would take the completions
                 q.poller().unregister(qpNum, target);
                 throw new RpcRdmaException("the completion thread of completion queue " + q.index() + " failed");
             }
+            q.thread().driver.wake(); // it sleeps while none of its CQs has a connection
         }
 
         /** The link is going: nothing more is dispatched to {@code target} once this returns (but from its own thread). */
@@ -198,7 +199,7 @@ public final class CompletionGroup implements AutoCloseable {
             q.close();
             throw e;
         }
-        Queue added = new Queue(queues.size(), q, p, m.queues);
+        Queue added = new Queue(queues.size(), q, p, m);
         queues.add(added);
         m.queues.add(p);
         return added;
@@ -286,6 +287,7 @@ public final class CompletionGroup implements AutoCloseable {
         for (Member m : members) {
             if (m != null) {
                 m.gate.stop();
+                m.driver.wake(); // one without connections sleeps until woken
             }
         }
         for (Member m : members) {

@@ -56,6 +56,7 @@ final class GroupPoller implements CompletionDriver.Cq {
         return pollers;
     }
 
+    /** No connection, live or retired, on any of these CQs: the thread sleeps until the group assigns one. */
     @Override
     public boolean idle() {
         for (CompletionPoller p : pollers) {

@@ -1,34 +1,54 @@
 package org.rpcrdma.transport.link;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.Test;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** The busy-poll driver's loop over a CQ that no device backs (what it asks of the CQ, not the device). */
+/** The driver's loop over a CQ that no device backs (what it asks of the CQ, not the device). */
 class CompletionDriverTest {
 
-    /** Counts polls; completions never come. */
+    /**
+     * Counts polls and the driver's looks at {@link #idle()} (one per turn of its loop: a
+     * thread that wakes up to look again counts once per wake-up); holds completions given to
+     * it until polled. Event mode's wait on the channel is a park of {@code awaitMillis}, as
+     * a channel with no event would block.
+     */
     private static final class CountingCq implements CompletionDriver.Cq {
         final AtomicLong polls = new AtomicLong();
+        final AtomicLong looks = new AtomicLong();
         final AtomicBoolean idle = new AtomicBoolean(true);
+        final AtomicInteger pending = new AtomicInteger();
+        final CountDownLatch dispatched = new CountDownLatch(1);
         volatile boolean stopping;
 
         @Override
         public int pollOnly() {
             polls.incrementAndGet();
-            return 0;
+            return pending.getAndSet(0);
         }
 
         @Override
         public int pollOrWait(long awaitMillis) {
             polls.incrementAndGet();
-            return 0;
+            int n = pending.getAndSet(0);
+            if (n == 0) {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(awaitMillis));
+            }
+            return n;
         }
 
         @Override
         public void dispatch(int n) {
+            dispatched.countDown();
         }
 
         @Override
@@ -47,28 +67,54 @@ class CompletionDriverTest {
 
         @Override
         public boolean idle() {
+            looks.incrementAndGet();
             return idle.get();
         }
     }
 
-    @Test
-    void aBusyPollerWithNoConnectionParksInsteadOfSpinningAndPollsOnceOneComes() throws Exception {
+    @ParameterizedTest(name = "busyPoll={0}")
+    @ValueSource(booleans = {true, false})
+    void aPollerWithNoConnectionSleepsUntilOneIsAssignedAndThenPollsAtOnce(boolean busyPoll) throws Exception {
         CountingCq cq = new CountingCq();
-        Thread t = new CompletionDriver(cq, true).start("driver-test");
+        CompletionDriver driver = new CompletionDriver(cq, busyPoll);
+        Thread t = driver.start("driver-test");
         try {
-            Thread.sleep(200);
-            long idlePolls = cq.polls.get();
-            // A spinning thread polls millions of times in 200 ms; parking 1 ms at a time, none.
-            assertTrue(idlePolls == 0, "an idle busy poller polled " + idlePolls + " times in 200 ms");
+            Thread.sleep(200); // the time it could spin or wake up in: nothing to wait for
+            long polls = cq.polls.get();
+            long looks = cq.looks.get();
+            // spinning: millions of polls; parking 1 ms at a time: ~200 looks; an event-mode
+            // wait on the channel: a poll per wait. Sleeping until assigned: one look.
+            assertEquals(0, polls, "an idle poller polled " + polls + " times in 200 ms");
+            assertTrue(looks <= 2, "an idle poller woke up " + looks + " times in 200 ms");
+
+            cq.pending.set(1); // the connection's first completion is in the CQ when it is assigned
             cq.idle.set(false);
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (cq.polls.get() < 1000 && System.nanoTime() < deadline) {
-                Thread.sleep(1);
-            }
-            assertTrue(cq.polls.get() >= 1000, "a busy poller with a connection polls: " + cq.polls.get());
+            driver.wake();
+            assertTrue(cq.dispatched.await(5, TimeUnit.SECONDS),
+                    "the first completion of a connection assigned to an idle poller was not handled; polls "
+                            + cq.polls.get());
         } finally {
             cq.stopping = true;
+            driver.wake();
             t.join(5000);
         }
+        assertFalse(t.isAlive(), "the poller did not stop");
+    }
+
+    @ParameterizedTest(name = "busyPoll={0}")
+    @ValueSource(booleans = {true, false})
+    void stoppingWakesAnIdlePoller(boolean busyPoll) throws Exception {
+        CountingCq cq = new CountingCq();
+        CompletionDriver driver = new CompletionDriver(cq, busyPoll);
+        Thread t = driver.start("driver-test");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (cq.looks.get() == 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait(); // until it has looked, found no work and gone to sleep
+        }
+        cq.stopping = true;
+        driver.wake();
+        t.join(1000);
+        assertFalse(t.isAlive(), "an idle poller did not stop within 1 s of its stop");
+        assertEquals(0, cq.polls.get(), "an idle poller polled on its way out");
     }
 }
