@@ -4,7 +4,6 @@ import java.lang.System.Logger.Level;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
-import org.rpcrdma.transport.rpc.StatsCounters;
 import org.rpcrdma.transport.verbs.CompletionChannel;
 import org.rpcrdma.transport.verbs.CompletionQueue;
 import org.rpcrdma.transport.verbs.WorkCompletions;
@@ -12,8 +11,8 @@ import org.rpcrdma.transport.verbs.WorkCompletions;
 /**
  * One completion queue as its {@link CompletionDriver} sees it, whether one link owns it (a
  * client's, or a server's without a completion group) or a {@link CompletionGroup}'s
- * connections share it: polls (and, in event mode, arms and waits) under the read side of
- * the queue's {@link LinkGate}, copies each completion out of the native {@code ibv_wc}
+ * connections share it: polls (and, in event mode, arms and waits: {@link GatedCq}) under the
+ * read side of the queue's {@link LinkGate}, copies each completion out of the native {@code ibv_wc}
  * array into Java arrays, and after releasing the gate hands each to the
  * {@link LinkCompletions} of its QP, found by the completion's {@code qp_num}
  * ({@link CompletionTargets}). A completion for a QP no longer registered is dropped and
@@ -23,17 +22,14 @@ import org.rpcrdma.transport.verbs.WorkCompletions;
  * the copy arrays while it holds the driver's poll role. Dispatch runs user code, so never
  * under the gate.
  */
-final class CompletionPoller implements CompletionDriver.Cq {
+final class CompletionPoller extends GatedCq {
     private static final System.Logger LOG = System.getLogger(CompletionPoller.class.getName());
     /** Completions taken per ibv_poll_cq. */
     private static final int POLL_BATCH = 32;
     /** IBV_WC_WITH_INV, or the bit Debian 6.1 rxe sets in its place (verbs.RemoteInvalidation). */
     private static final int INVALIDATED = WorkCompletions.WITH_INV | 0x4;
 
-    private final LinkGate gate;
     private final CompletionQueue cq;
-    /** Null in busy-poll mode. */
-    private final CompletionChannel channel;
     /** Null unless the QPs on this CQ take receives from a shared receive queue. */
     private final SharedReceiveHardware shared;
     private final CompletionTargets<LinkCompletions> targets = new CompletionTargets<>();
@@ -53,19 +49,11 @@ final class CompletionPoller implements CompletionDriver.Cq {
     private volatile int dispatching;
     private volatile Thread dispatcher;
     private final LongAdder dropped = new LongAdder();
-    /** Where channel wake-ups are counted: the link's connection's, or the server's counters. */
-    private volatile StatsCounters counters;
 
     CompletionPoller(LinkGate gate, CompletionQueue cq, CompletionChannel channel, SharedReceiveHardware shared) {
-        this.gate = gate;
+        super(gate, channel);
         this.cq = cq;
-        this.channel = channel;
         this.shared = shared;
-    }
-
-    /** Counts channel wake-ups in {@code c}. */
-    void countIn(StatsCounters c) {
-        this.counters = c;
     }
 
     /**
@@ -125,58 +113,14 @@ final class CompletionPoller implements CompletionDriver.Cq {
         }
     }
 
-    /** One poll under the gate, no arming. */
+    /** Arms the CQ for its next completion (caller holds the gate's read side). */
     @Override
-    public int pollOnly() {
-        long stamp = gate.enterUnlessStopping();
-        if (stamp == 0) {
-            return 0;
-        }
-        try {
-            return pollAndCopy();
-        } finally {
-            gate.exit(stamp);
-        }
-    }
-
-    /**
-     * Event mode, whoever holds the poll role: polls; if the CQ is empty, arms it, polls
-     * again (closing the race with a completion that arrived between the empty poll and the
-     * arm) and waits on the channel up to {@code awaitMillis}. All under the gate's read
-     * side, so the CQ and channel are freed only after this returns.
-     *
-     * @return completions copied out (0: none, or destroy has begun)
-     */
-    @Override
-    public int pollOrWait(long awaitMillis) {
-        long stamp = gate.enterUnlessStopping();
-        if (stamp == 0) {
-            return 0;
-        }
-        try {
-            int n = pollAndCopy();
-            if (n == 0) {
-                cq.requestNotify(false);
-                n = pollAndCopy();
-                if (n == 0 && channel.await(awaitMillis) != null) {
-                    StatsCounters c = counters;
-                    if (c != null) {
-                        c.channelWakeups.increment();
-                    }
-                }
-            }
-            return n;
-        } finally {
-            gate.exit(stamp);
-        }
-    }
-
-    /** Arms the CQ for its next completion (caller holds the gate's read side; a group's poller, see {@link GroupPoller}). */
     void arm() {
         cq.requestNotify(false);
     }
 
     /** Polls the CQ and copies each completion out. Caller holds the gate's read side (and the poll role). */
+    @Override
     int pollAndCopy() {
         long poll = polls + 1;
         polls = poll;
@@ -229,11 +173,6 @@ final class CompletionPoller implements CompletionDriver.Cq {
         if (shared != null && WrId.op(w) == WrId.OP_RECV && WrId.generation(w) == shared.generation()) {
             shared.pool().reclaim(WrId.slot(w));
         }
-    }
-
-    @Override
-    public boolean stopping() {
-        return gate.stopping();
     }
 
     @Override

@@ -15,11 +15,7 @@ import org.rpcrdma.transport.verbs.CompletionChannel;
  * <p>Threading: the group's thread polls and dispatches (it holds the driver's poll role);
  * {@link #add} runs on the accepting thread.
  */
-final class GroupPoller implements CompletionDriver.Cq {
-    private final LinkGate gate;
-    /** Null in busy-poll mode. */
-    private final CompletionChannel channel;
-    private final StatsCounters counters;
+final class GroupPoller extends GatedCq {
     /** Tells the group this thread polls no more (before its connections are failed). */
     private final Runnable onFailure;
     private volatile boolean failed;
@@ -31,9 +27,8 @@ final class GroupPoller implements CompletionDriver.Cq {
     private CompletionPoller last;
 
     GroupPoller(LinkGate gate, CompletionChannel channel, StatsCounters counters, Runnable onFailure) {
-        this.gate = gate;
-        this.channel = channel;
-        this.counters = counters;
+        super(gate, channel);
+        countIn(counters);
         this.onFailure = onFailure;
     }
 
@@ -67,50 +62,17 @@ final class GroupPoller implements CompletionDriver.Cq {
         return true;
     }
 
+    /** Every CQ: any of them wakes the channel. */
     @Override
-    public int pollOnly() {
-        long stamp = gate.enterUnlessStopping();
-        if (stamp == 0) {
-            return 0;
-        }
-        try {
-            return pollAny();
-        } finally {
-            gate.exit(stamp);
-        }
-    }
-
-    /**
-     * Polls every CQ; if all are empty, arms them, polls again (a completion between the
-     * empty poll and the arm raises no event) and waits on the channel up to
-     * {@code awaitMillis}. Under the gate's read side, so nothing is freed meanwhile.
-     */
-    @Override
-    public int pollOrWait(long awaitMillis) {
-        long stamp = gate.enterUnlessStopping();
-        if (stamp == 0) {
-            return 0;
-        }
-        try {
-            int n = pollAny();
-            if (n == 0) {
-                CompletionPoller[] ps = pollers;
-                for (CompletionPoller p : ps) {
-                    p.arm();
-                }
-                n = pollAny();
-                if (n == 0 && channel.await(awaitMillis) != null && counters != null) {
-                    counters.channelWakeups.increment();
-                }
-            }
-            return n;
-        } finally {
-            gate.exit(stamp);
+    void arm() {
+        for (CompletionPoller p : pollers) {
+            p.arm();
         }
     }
 
     /** The first CQ from {@link #next} on with completions: copied out, 0 if every CQ was empty. */
-    private int pollAny() {
+    @Override
+    int pollAndCopy() {
         CompletionPoller[] ps = pollers;
         int len = ps.length;
         for (int k = 0; k < len; k++) {
@@ -128,11 +90,6 @@ final class GroupPoller implements CompletionDriver.Cq {
     @Override
     public void dispatch(int n) {
         last.dispatch(n);
-    }
-
-    @Override
-    public boolean stopping() {
-        return gate.stopping();
     }
 
     @Override
