@@ -1,8 +1,10 @@
 package org.rpcrdma.transport.link;
 
 import java.lang.System.Logger.Level;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
@@ -47,6 +49,8 @@ final class CompletionDriver {
      * after the last blocking call is dispatched within this plus {@link #LINGER_NANOS}.
      */
     static final long CALLER_PARK_NANOS = 10_000_000;
+    /** Poller threads that did not end within the wait of their link's destroy or group's close, in this JVM. */
+    private static final LongAdder FREED_PAST = new LongAdder();
 
     /** What the driver needs from the link: each poll under the link's gate, 0 once it is stopping. */
     interface Cq {
@@ -124,6 +128,38 @@ final class CompletionDriver {
         Thread t = Thread.ofPlatform().daemon().name(threadName).start(this::run);
         poller = t;
         return t;
+    }
+
+    /**
+     * After {@link Cq#stopping} turned true: wakes the poller and waits up to {@code millis}
+     * for it to end (unless called on it, from a handler). One still running then is counted
+     * ({@link #freedPast}) and warned about with where it is (what keeps a poller, a handler
+     * or a lock, is the finding); the caller frees past it: it holds no gate there, and finds
+     * {@code stopping} when it comes back.
+     */
+    void awaitStopped(long millis) {
+        Thread t = poller;
+        if (t == null || t == Thread.currentThread()) {
+            return;
+        }
+        wake();
+        try {
+            t.join(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (t.isAlive()) {
+            FREED_PAST.increment();
+            StackTraceElement[] at = t.getStackTrace();
+            LOG.log(Level.WARNING, "completion poller {0} did not stop within {1} ms (in a call handler?); freeing"
+                    + " its queues without it; it is at {2}", t.getName(), millis,
+                    Arrays.toString(Arrays.copyOf(at, Math.min(at.length, 8))));
+        }
+    }
+
+    /** Poller threads that {@link #awaitStopped} gave up on, in this JVM. */
+    static long freedPast() {
+        return FREED_PAST.sum();
     }
 
     private void run() {

@@ -55,7 +55,6 @@ public final class CompletionGroup implements AutoCloseable {
         final CompletionChannel channel;
         final GroupPoller queues;
         final CompletionDriver driver;
-        Thread thread;
 
         Member(Device dev, boolean busyPoll, long spinNanos, StatsCounters counters, Runnable onFailure) {
             this.gate = new LinkGate(what -> new LinkClosedException("completion group closed; " + what + " refused"));
@@ -175,7 +174,7 @@ public final class CompletionGroup implements AutoCloseable {
                 openQueue(i);
             }
             for (int i = 0; i < threads; i++) {
-                members[i].thread = members[i].driver.start(threadName + "-" + i);
+                members[i].driver.start(threadName + "-" + i);
             }
             ok = true;
         } finally {
@@ -294,18 +293,7 @@ public final class CompletionGroup implements AutoCloseable {
             if (m == null) {
                 continue;
             }
-            Thread t = m.thread;
-            if (t != null && t != Thread.currentThread()) {
-                try {
-                    t.join(QUIESCE_MILLIS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                if (t.isAlive()) {
-                    LOG.log(Level.WARNING, "completion thread {0} did not stop within {1} ms (in a call handler?);"
-                            + " freeing its queue without it", t.getName(), QUIESCE_MILLIS);
-                }
-            }
+            m.driver.awaitStopped(QUIESCE_MILLIS);
             m.gate.free(() -> {
                 for (CompletionPoller p : m.queues.pollers()) {
                     p.closeQueue(); // ORDER: the CQs before their channel

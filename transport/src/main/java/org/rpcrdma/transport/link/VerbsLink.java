@@ -2,7 +2,6 @@ package org.rpcrdma.transport.link;
 
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 import org.rpcrdma.transport.LinkClosedException;
 import org.rpcrdma.transport.chunk.CallerBuffers;
@@ -41,8 +40,6 @@ public final class VerbsLink implements Link {
     private static final System.Logger LOG = System.getLogger(VerbsLink.class.getName());
     /** How long destroy waits for the poller to stop before freeing past it (the gate keeps that safe). */
     private static final long POLLER_JOIN_MILLIS = 2000;
-    /** Pollers that destroy freed past, in this JVM (each cost its destroy {@link #POLLER_JOIN_MILLIS}). */
-    private static final LongAdder POLLERS_FREED_PAST = new LongAdder();
 
     private final CmId id;
     private final LinkGate gate = new LinkGate(this::refused);
@@ -66,7 +63,6 @@ public final class VerbsLink implements Link {
     /** Serializes destroy: a second caller returns only once the first has freed everything. */
     private final Object destroyLock = new Object();
     private boolean destroyed;
-    private volatile Thread poller;
 
     /**
      * @param chunkMemory bytes of registered chunk memory (0: none, no chunks at all)
@@ -158,7 +154,7 @@ public final class VerbsLink implements Link {
         if (!busyPoll) {
             gate.runUnlessFreed(() -> hw.cq.requestNotify(false));
         }
-        poller = driver.start(threadName);
+        driver.start(threadName);
     }
 
     /**
@@ -341,9 +337,12 @@ public final class VerbsLink implements Link {
         }
     }
 
-    /** Completion pollers that did not stop within {@link #POLLER_JOIN_MILLIS} of their link's destroy, in this JVM. */
+    /**
+     * Completion pollers that did not stop within {@link #POLLER_JOIN_MILLIS} of their link's
+     * destroy (or a completion group's thread of its close), in this JVM.
+     */
     public static long pollersFreedPast() {
-        return POLLERS_FREED_PAST.sum();
+        return CompletionDriver.freedPast();
     }
 
     /**
@@ -370,21 +369,8 @@ public final class VerbsLink implements Link {
             if (hw.slot != null) {
                 hw.slot.unregister(qpNum, completions); // the group's thread dispatches nothing more here
             }
-            Thread t = poller;
-            if (t != null && t != Thread.currentThread()) {
-                try {
-                    t.join(POLLER_JOIN_MILLIS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                if (t.isAlive()) {
-                    POLLERS_FREED_PAST.increment();
-                    // where it is, in one line: what keeps a poller (a handler, a lock) is the finding
-                    StackTraceElement[] at = t.getStackTrace();
-                    LOG.log(Level.WARNING, "completion poller {0} did not stop within " + POLLER_JOIN_MILLIS
-                            + " ms (in a call handler?); freeing the link without it; it is at {1}", t.getName(),
-                            java.util.Arrays.toString(java.util.Arrays.copyOf(at, Math.min(at.length, 8))));
-                }
+            if (driver != null) {
+                driver.awaitStopped(POLLER_JOIN_MILLIS);
             }
             withdrawn = gate.free(() -> {
                 Runnable[] w = hw.close(hw.slot != null ? () -> hw.slot.destroyed(qpNum)

@@ -22,7 +22,7 @@ class CompletionDriverTest {
      * it until polled. Event mode's wait on the channel is a park of {@code awaitMillis}, as
      * a channel with no event would block.
      */
-    private static final class CountingCq implements CompletionDriver.Cq {
+    private static class CountingCq implements CompletionDriver.Cq {
         final AtomicLong polls = new AtomicLong();
         final AtomicLong looks = new AtomicLong();
         final AtomicBoolean idle = new AtomicBoolean(true);
@@ -116,5 +116,37 @@ class CompletionDriverTest {
         t.join(1000);
         assertFalse(t.isAlive(), "an idle poller did not stop within 1 s of its stop");
         assertEquals(0, cq.polls.get(), "an idle poller polled on its way out");
+    }
+
+    @ParameterizedTest(name = "busyPoll={0}")
+    @ValueSource(booleans = {true, false})
+    void aStopGivesUpOnAPollerHeldInAHandlerAndCountsIt(boolean busyPoll) throws Exception {
+        CountDownLatch inHandler = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CountingCq cq = new CountingCq() {
+            @Override
+            public void dispatch(int n) {
+                inHandler.countDown();
+                try {
+                    release.await(); // a handler that blocks
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        cq.pending.set(1);
+        cq.idle.set(false);
+        CompletionDriver driver = new CompletionDriver(cq, busyPoll);
+        Thread t = driver.start("driver-test");
+        assertTrue(inHandler.await(5, TimeUnit.SECONDS), "the completion was not dispatched");
+        long before = CompletionDriver.freedPast();
+        cq.stopping = true;
+        driver.awaitStopped(100);
+        assertEquals(before + 1, CompletionDriver.freedPast(), "a poller held in a handler is counted once");
+        release.countDown();
+        t.join(5000);
+        assertFalse(t.isAlive(), "the poller did not stop once its handler returned");
+        driver.awaitStopped(100);
+        assertEquals(before + 1, CompletionDriver.freedPast(), "a poller that stopped is not counted");
     }
 }
