@@ -151,8 +151,8 @@ final class CompletionDriver {
         if (t.isAlive()) {
             FREED_PAST.increment();
             StackTraceElement[] at = t.getStackTrace();
-            LOG.log(Level.WARNING, "completion poller {0} did not stop within {1} ms (in a call handler?); freeing"
-                    + " its queues without it; it is at {2}", t.getName(), millis,
+            LOG.log(Level.WARNING, "completion poller {0} did not stop within " + millis + " ms (in a call handler?);"
+                    + " freeing its queues without it; it is at {1}", t.getName(),
                     Arrays.toString(Arrays.copyOf(at, Math.min(at.length, 8))));
         }
     }
