@@ -16,6 +16,8 @@ import org.rpcrdma.transport.verbs.CompletionChannel;
  * {@link #add} runs on the accepting thread.
  */
 final class GroupPoller implements CompletionDriver.Cq {
+    /** Longest sleep on the channel: a destroyed QP's number frees only at an empty poll after it. */
+    private static final long RECHECK_MILLIS = 100;
     private final LinkGate gate;
     /** Null in busy-poll mode. */
     private final CompletionChannel channel;
@@ -98,7 +100,7 @@ final class GroupPoller implements CompletionDriver.Cq {
                     p.arm();
                 }
                 n = pollAny();
-                if (n == 0 && channel.await(awaitMillis) != null && counters != null) {
+                if (n == 0 && channel.await(Math.min(awaitMillis, RECHECK_MILLIS)) != null && counters != null) {
                     counters.channelWakeups.increment();
                 }
             }
