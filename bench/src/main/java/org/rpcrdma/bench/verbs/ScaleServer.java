@@ -109,6 +109,7 @@ public final class ScaleServer {
 
     static Map<String, Object> snapshot(RpcRdmaServer server, XidLedger.Check forward) {
         Map<String, Object> m = new LinkedHashMap<>();
+        Steps steps = new Steps(server.connections().size());
         m.put("connections", server.connections().size());
         int ours = 0;
         for (Thread t : Thread.getAllStackTraces().keySet()) {
@@ -121,11 +122,15 @@ public final class ScaleServer {
         m.putAll(cpu());
         m.put("threadsTotal", ManagementFactory.getThreadMXBean().getThreadCount());
         m.put("receiveMemory", server.receiveMemoryBytes());
+        steps.done("threads, CPU, receive memory");
         System.gc();
         m.put("heapAfterGc", ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
         m.put("liveVerbsObjects", LiveResources.total());
+        steps.done("GC");
         m.putAll(nativeMemory());
+        steps.done("NMT");
         m.putAll(RdmaResources.ofThisProcess());
+        steps.done("rdma res show");
         m.put("executions", forward.executions());
         m.put("lost", forward.lost());
         m.put("duplicated", forward.duplicated());
@@ -185,6 +190,23 @@ public final class ScaleServer {
             m.put("nmtProblem", e.toString());
         }
         return m;
+    }
+
+    /** How long each step of a snapshot took, on stderr as it goes: where a slow one spends its time. */
+    private static final class Steps {
+        private final int connections;
+        private long at = System.nanoTime();
+
+        Steps(int connections) {
+            this.connections = connections;
+        }
+
+        void done(String step) {
+            long now = System.nanoTime();
+            System.err.printf(java.util.Locale.ROOT, "[scale-server] snapshot at %d connections: %s %d ms%n", connections,
+                    step, (now - at) / 1_000_000);
+            at = now;
+        }
     }
 
     static synchronized void answer(PrintStream out, Map<String, ?> m) {

@@ -38,6 +38,8 @@ import org.rpcrdma.transport.wire.ConnectSettings;
 public final class ClientAttachment {
     private static final System.Logger LOG = System.getLogger(ClientAttachment.class.getName());
     private static final AtomicInteger GENERATION = new AtomicInteger();
+    /** The cm thread's wait for an event: a backstop only, destroy wakes it (stopWaiting). */
+    private static final long EVENT_WAIT_MILLIS = 60_000;
 
     final EventChannel events;
     final CmId id;
@@ -155,7 +157,7 @@ public final class ClientAttachment {
 
     private void watch() {
         while (!stop) {
-            CmEvent ev = events.poll(200);
+            CmEvent ev = events.poll(EVENT_WAIT_MILLIS);
             if (ev != null && (ev.type() == CmEvent.Type.DISCONNECTED || ev.type() == CmEvent.Type.DEVICE_REMOVAL)) {
                 connection.onLinkLost(new RpcRdmaException("rdma_cm " + ev.type()));
                 return;
@@ -174,6 +176,7 @@ public final class ClientAttachment {
         }
         destroyed = true;
         stop = true;
+        events.stopWaiting(); // the cm thread returns from its wait at once and sees stop
         if (Thread.currentThread() != cmThread) {
             try {
                 cmThread.join(3000);

@@ -53,6 +53,8 @@ public final class ServerAcceptor implements AutoCloseable {
      * accept takes seconds under emulation; {@code onConnect} is user code) before it gives up.
      */
     private static final long CM_THREAD_STOP_MILLIS = 60_000;
+    /** The rdma_cm thread's wait for an event: a backstop only, close wakes it (stopWaiting). */
+    private static final long EVENT_WAIT_MILLIS = 60_000;
     /** How long {@link #close()} waits for lost connections still being released (a QP's teardown on a dead link took ~55 s on Soft-RoCE). */
     private static final long RELEASE_WAIT_MILLIS = 120_000;
 
@@ -171,7 +173,7 @@ public final class ServerAcceptor implements AutoCloseable {
         while (!closing) {
             CmEvent ev;
             try {
-                ev = events.poll(200);
+                ev = events.poll(EVENT_WAIT_MILLIS);
             } catch (RuntimeException e) {
                 if (!closing) {
                     LOG.log(Level.WARNING, "rdma_cm event channel failed", e);
@@ -321,7 +323,7 @@ public final class ServerAcceptor implements AutoCloseable {
         });
     }
 
-    /** Waits for the rdma_cm thread to end (it polls in 200 ms steps); false if it did not in time. */
+    /** Waits for the rdma_cm thread to end (woken by closeAll); false if it did not in time. */
     private boolean awaitCmThread() {
         if (Thread.currentThread() == cmThread) {
             return true; // closed from onConnect or a listener: the loop ends when it returns
@@ -355,6 +357,7 @@ public final class ServerAcceptor implements AutoCloseable {
      */
     public boolean closeAll() {
         closing = true;
+        events.stopWaiting(); // the rdma_cm thread returns from its wait at once and sees closing
         if (!awaitCmThread() || !teardowns.await(RELEASE_WAIT_MILLIS)) {
             // Freeing the event channel, the ids and the links under a thread that still uses
             // them is a use-after-free in native memory: leave them to the process instead.

@@ -33,8 +33,8 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  */
 final class CompletionDriver {
     private static final System.Logger LOG = System.getLogger(CompletionDriver.class.getName());
-    /** Longest event-mode wait on the channel, under the link's gate: destroy may wait this long for it. */
-    static final long AWAIT_MILLIS = 100;
+    /** Longest event-mode wait on the channel: only a backstop, destroy wakes the waiter (stopWaiting). */
+    static final long AWAIT_MILLIS = 60_000;
     /**
      * How long the poller keeps off the CQ after the last blocking caller left
      * with nothing else outstanding. A caller's next call within this time leads again; a

@@ -51,7 +51,7 @@ final class CompletionPoller extends GatedCq {
     private final LongAdder dropped = new LongAdder();
 
     CompletionPoller(LinkGate gate, CompletionQueue cq, CompletionChannel channel, SharedReceiveHardware shared) {
-        super(gate, channel);
+        super(gate, channel, Long.MAX_VALUE);
         this.cq = cq;
         this.shared = shared;
     }

@@ -14,12 +14,15 @@ abstract sealed class GatedCq implements CompletionDriver.Cq permits CompletionP
     final LinkGate gate;
     /** Null in busy-poll mode. */
     final CompletionChannel channel;
+    /** The longest sleep on the channel, whatever the driver asks. */
+    private final long maxAwaitMillis;
     /** Where channel wake-ups are counted (null: nowhere). */
     private volatile StatsCounters counters;
 
-    GatedCq(LinkGate gate, CompletionChannel channel) {
+    GatedCq(LinkGate gate, CompletionChannel channel, long maxAwaitMillis) {
         this.gate = gate;
         this.channel = channel;
+        this.maxAwaitMillis = maxAwaitMillis;
     }
 
     /** Counts channel wake-ups in {@code c}. */
@@ -50,7 +53,7 @@ abstract sealed class GatedCq implements CompletionDriver.Cq permits CompletionP
     /**
      * Event mode, whoever holds the poll role: polls; if empty, arms, polls again (a
      * completion between the empty poll and the arm raises no event) and waits on the
-     * channel up to {@code awaitMillis}. All under the gate's read side, so the CQs and the
+     * channel up to {@code awaitMillis} (at most the subclass's cap). All under the gate's read side, so the CQs and the
      * channel are freed only after this returns.
      *
      * @return completions copied out (0: none, or destroy has begun)
@@ -66,7 +69,7 @@ abstract sealed class GatedCq implements CompletionDriver.Cq permits CompletionP
             if (n == 0) {
                 arm();
                 n = pollAndCopy();
-                if (n == 0 && channel.await(awaitMillis) != null) {
+                if (n == 0 && channel.await(Math.min(awaitMillis, maxAwaitMillis)) != null) {
                     StatsCounters c = counters;
                     if (c != null) {
                         c.channelWakeups.increment();

@@ -16,6 +16,8 @@ import org.rpcrdma.transport.verbs.CompletionChannel;
  * {@link #add} runs on the accepting thread.
  */
 final class GroupPoller extends GatedCq {
+    /** Longest sleep on the channel: a destroyed QP's number frees only at an empty poll after it. */
+    private static final long RECHECK_MILLIS = 100;
     /** Tells the group this thread polls no more (before its connections are failed). */
     private final Runnable onFailure;
     private volatile boolean failed;
@@ -27,7 +29,7 @@ final class GroupPoller extends GatedCq {
     private CompletionPoller last;
 
     GroupPoller(LinkGate gate, CompletionChannel channel, StatsCounters counters, Runnable onFailure) {
-        super(gate, channel);
+        super(gate, channel, RECHECK_MILLIS);
         countIn(counters);
         this.onFailure = onFailure;
     }

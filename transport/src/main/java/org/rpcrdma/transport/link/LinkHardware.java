@@ -131,6 +131,17 @@ public final class LinkHardware {
     }
 
     /**
+     * Destroy has begun: a thread asleep on the link's own completion channel (its poller,
+     * or a blocking caller leading) returns at once, and none sleeps on it again, so the
+     * destroy's wait for the gate is not a wait for a timeout.
+     */
+    void stopWaiters() {
+        if (channel != null) {
+            channel.stopWaiting();
+        }
+    }
+
+    /**
      * Frees everything (caller holds the gate's write side, the poller has stopped or is
      * freed past): QP, CQ, channel, send and receive MRs, chunk memory, PD, arena.
      *

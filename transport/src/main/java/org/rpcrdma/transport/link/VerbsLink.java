@@ -350,9 +350,9 @@ public final class VerbsLink implements Link {
      * second call returns once the first has freed everything (the endpoint then closes the id).
      *
      * <p>ORDER: disconnect; set {@code stopping} (the poller and callers stop polling, new
-     * posts are refused); wait up to {@link #POLLER_JOIN_MILLIS} for the poller; take the
-     * gate's write side, which waits out every post, poll and channel wait in progress (at
-     * most {@link #CompletionDriver.AWAIT_MILLIS} for a wait); then free QP, CQ, channel, MRs, PD and the
+     * posts are refused) and wake a channel waiter; wait up to {@link #POLLER_JOIN_MILLIS} for
+     * the poller; take the gate's write side, which waits out every post, poll and channel
+     * wait in progress; then free QP, CQ, channel, MRs, PD and the
      * native arrays. A poller stuck in a handler past the join is warned about and freed
      * past: it holds no gate there, and finds {@code stopping} when it comes back.
      */
@@ -365,6 +365,7 @@ public final class VerbsLink implements Link {
             destroyed = true;
             disconnect();
             gate.stop();
+            hw.stopWaiters();
             int qpNum = hw.qp.qpNum();
             if (hw.slot != null) {
                 hw.slot.unregister(qpNum, completions); // the group's thread dispatches nothing more here

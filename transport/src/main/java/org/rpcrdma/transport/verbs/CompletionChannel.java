@@ -12,20 +12,18 @@ import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_comp_channel;
 
 /**
- * An {@code ibv_comp_channel}. Its fd is non-blocking and {@link #await} waits in poll(2)
- * in short slices, so a waiting thread notices {@link #close()} within one slice and close
- * never races a thread parked inside ibv_get_cq_event. One waiter thread at a time.
+ * An {@code ibv_comp_channel}. Its fd is non-blocking and {@link #await} sleeps in one
+ * poll(2) on it and an eventfd ({@link WakeableWait}) for the whole timeout, never inside
+ * ibv_get_cq_event; {@link #stopWaiting} and {@link #close()} write the eventfd, so a waiter
+ * returns at once and close never waits out a timeout. One waiter thread at a time.
  * Close it after the CQs that use it.
  */
 public final class CompletionChannel extends Resource {
-    /** Longest time a waiter stays in poll(2) before it rechecks for close. */
-    private static final int SLICE_MILLIS = 50;
-
     private final Device device;
     private final MemorySegment channel;
     private final int fd;
     private final Arena arena = Arena.ofShared();
-    private final MemorySegment pollfd;
+    private final WakeableWait wait;
     private final MemorySegment cqOut;
     private final MemorySegment ctxOut;
     private final ReentrantLock lock = new ReentrantLock();
@@ -35,7 +33,6 @@ public final class CompletionChannel extends Resource {
     CompletionChannel(Device device) {
         this.device = device;
         try {
-            this.pollfd = arena.allocate(8, 4);
             this.cqOut = arena.allocate(ValueLayout.ADDRESS);
             this.ctxOut = arena.allocate(ValueLayout.ADDRESS);
             this.channel = NativeChecks.pointer("ibv_create_comp_channel", IbvCalls.ibvCreateCompChannel(device.handle()),
@@ -47,6 +44,7 @@ public final class CompletionChannel extends Resource {
         this.fd = ibv_comp_channel.fd(channel);
         try {
             NativeChecks.setNonBlocking("comp_channel", fd);
+            this.wait = new WakeableWait(fd);
         } catch (RuntimeException e) {
             IbvCalls.ibvDestroyCompChannel(channel);
             arena.close();
@@ -93,45 +91,49 @@ public final class CompletionChannel extends Resource {
 
     /**
      * Waits up to {@code timeoutMillis} (0: just check) for a completion event, acknowledges
-     * it, and returns the CQ it is for; null on timeout or when the channel was closed.
-     * The CQ must then be re-armed with {@link CompletionQueue#requestNotify} and drained.
+     * it, and returns the CQ it is for; null on timeout, after {@link #stopWaiting}, or when
+     * the channel was closed. The CQ must then be re-armed with
+     * {@link CompletionQueue#requestNotify} and drained.
      */
     public CompletionQueue await(long timeoutMillis) {
-        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-        while (true) {
-            lock.lock();
-            try {
-                if (isClosed()) {
-                    return null;
+        long deadline = WakeableWait.deadline(timeoutMillis);
+        lock.lock();
+        try {
+            while (!isClosed() && wait.await(deadline)) {
+                int errno = NativeErrors.statusErrno(IbvCalls.ibvGetCqEvent(channel, cqOut, ctxOut));
+                if (errno == 0) {
+                    MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
+                    // Ack at once: ibv_destroy_cq waits for every event to be acked.
+                    IbVerbs.ibv_ack_cq_events(cq, 1);
+                    return queueAt(cq.address());
+                } else if (errno != NativeChecks.EAGAIN) {
+                    throw NativeChecks.failure("ibv_get_cq_event", errno);
                 }
-                long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
-                if (NativeChecks.pollIn(pollfd, fd, (int) Math.min(left, SLICE_MILLIS))) {
-                    int errno = NativeErrors.statusErrno(IbvCalls.ibvGetCqEvent(channel, cqOut, ctxOut));
-                    if (errno == 0) {
-                        MemorySegment cq = cqOut.get(ValueLayout.ADDRESS, 0);
-                        // Ack at once: ibv_destroy_cq waits for every event to be acked.
-                        IbVerbs.ibv_ack_cq_events(cq, 1);
-                        return queueAt(cq.address());
-                    } else if (errno != NativeChecks.EAGAIN) {
-                        throw NativeChecks.failure("ibv_get_cq_event", errno);
-                    }
-                }
-            } finally {
-                lock.unlock();
             }
-            if (System.nanoTime() - deadline >= 0) {
-                return null;
-            }
+            return null;
+        } finally {
+            lock.unlock();
         }
+    }
+
+    /**
+     * Ends the wait in progress and every later one at once (null), the channel staying
+     * open: for an owner about to stop using it (before it frees the CQs and then the
+     * channel under a lock that the waiter holds). Idempotent; any thread.
+     */
+    public void stopWaiting() {
+        wait.wake();
     }
 
     @Override
     void release() {
-        lock.lock(); // waits for a waiter's current slice to end
+        wait.wake(); // a waiter returns at once and lets go of the lock
+        lock.lock();
         try {
             NativeChecks.status("ibv_destroy_comp_channel", IbvCalls.ibvDestroyCompChannel(channel));
         } finally {
             lock.unlock();
+            wait.close();
             arena.close();
         }
     }

@@ -14,19 +14,19 @@ import org.rpcrdma.bindings.ffi.rdmacm.rdma_conn_param;
 import org.rpcrdma.bindings.ffi.rdmacm.rdma_event_channel;
 
 /**
- * An {@code rdma_event_channel}. Its fd is non-blocking and {@link #poll} waits in poll(2)
- * in short slices, so {@link #close()} never hangs behind a thread in rdma_get_cm_event.
- * Events are copied and acknowledged at once. One thread polls at a time. Close it after
- * every {@link CmId} created on it.
+ * An {@code rdma_event_channel}. Its fd is non-blocking and {@link #poll} sleeps in one
+ * poll(2) on it and an eventfd ({@link WakeableWait}) for the whole timeout, never inside
+ * rdma_get_cm_event; {@link #stopWaiting} and {@link #close()} write the eventfd, so a
+ * waiter returns at once. Events are copied and acknowledged at once. One thread polls at
+ * a time. Close it after every {@link CmId} created on it.
  */
 public final class EventChannel extends Resource {
-    private static final int SLICE_MILLIS = 50;
     private static final long CONN = rdma_cm_event.param$offset() + rdma_cm_event.param.conn$offset();
 
     private final MemorySegment channel;
     private final int fd;
     private final Arena arena = Arena.ofShared();
-    private final MemorySegment pollfd;
+    private final WakeableWait wait;
     private final MemorySegment eventOut;
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<Long, CmId> ids = new ConcurrentHashMap<>();
@@ -34,7 +34,6 @@ public final class EventChannel extends Resource {
     /** Creates a channel. */
     public EventChannel() {
         try {
-            this.pollfd = arena.allocate(8, 4);
             this.eventOut = arena.allocate(ValueLayout.ADDRESS);
             this.channel = NativeChecks.pointer("rdma_create_event_channel", RdmaCmCalls.rdmaCreateEventChannel(),
                     rdma_event_channel.layout().byteSize());
@@ -45,6 +44,7 @@ public final class EventChannel extends Resource {
         this.fd = rdma_event_channel.fd(channel);
         try {
             NativeChecks.setNonBlocking("rdma_event_channel", fd);
+            this.wait = new WakeableWait(fd);
         } catch (RuntimeException e) {
             RdmaCm.rdma_destroy_event_channel(channel);
             arena.close();
@@ -80,33 +80,33 @@ public final class EventChannel extends Resource {
     }
 
     /**
-     * Waits up to {@code timeoutMillis} for the next event; null on timeout or after close.
-     * Call from one thread at a time.
+     * Waits up to {@code timeoutMillis} (0: just check) for the next event; null on timeout,
+     * after {@link #stopWaiting}, or after close. Call from one thread at a time.
      */
     public CmEvent poll(long timeoutMillis) {
-        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-        while (true) {
-            lock.lock();
-            try {
-                if (isClosed()) {
-                    return null;
+        long deadline = WakeableWait.deadline(timeoutMillis);
+        lock.lock();
+        try {
+            while (!isClosed() && wait.await(deadline)) {
+                int errno = NativeErrors.statusErrno(RdmaCmCalls.rdmaGetCmEvent(channel, eventOut));
+                if (errno == 0) {
+                    return copyAndAck(eventOut.get(ValueLayout.ADDRESS, 0).reinterpret(rdma_cm_event.layout().byteSize()));
+                } else if (errno != NativeChecks.EAGAIN) {
+                    throw NativeChecks.failure("rdma_get_cm_event", errno);
                 }
-                long left = Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
-                if (NativeChecks.pollIn(pollfd, fd, (int) Math.min(left, SLICE_MILLIS))) {
-                    int errno = NativeErrors.statusErrno(RdmaCmCalls.rdmaGetCmEvent(channel, eventOut));
-                    if (errno == 0) {
-                        return copyAndAck(eventOut.get(ValueLayout.ADDRESS, 0).reinterpret(rdma_cm_event.layout().byteSize()));
-                    } else if (errno != NativeChecks.EAGAIN) {
-                        throw NativeChecks.failure("rdma_get_cm_event", errno);
-                    }
-                }
-            } finally {
-                lock.unlock();
             }
-            if (System.nanoTime() - deadline >= 0) {
-                return null;
-            }
+            return null;
+        } finally {
+            lock.unlock();
         }
+    }
+
+    /**
+     * Ends the wait in progress and every later one at once (null), the channel staying
+     * open: for an owner whose event thread is to stop. Idempotent; any thread.
+     */
+    public void stopWaiting() {
+        wait.wake();
     }
 
     private CmEvent copyAndAck(MemorySegment ev) {
@@ -137,11 +137,13 @@ public final class EventChannel extends Resource {
 
     @Override
     void release() {
+        wait.wake(); // a waiter returns at once and lets go of the lock
         lock.lock();
         try {
             RdmaCm.rdma_destroy_event_channel(channel);
         } finally {
             lock.unlock();
+            wait.close();
             arena.close();
         }
     }

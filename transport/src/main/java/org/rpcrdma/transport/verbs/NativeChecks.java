@@ -1,7 +1,6 @@
 package org.rpcrdma.transport.verbs;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import org.rpcrdma.bindings.LibcCalls;
 import org.rpcrdma.bindings.NativeErrors;
 import org.rpcrdma.transport.NativeFailureException;
@@ -9,16 +8,15 @@ import org.rpcrdma.transport.NativeFailureException;
 /**
  * Turns the C results the bindings return into {@link NativeFailureException}s (function,
  * errno, strerror), so a native failure reaches users as the transport's exception; plus
- * the two fd helpers the channels share. Call a check right after the native call: the
- * errno it reads is the calling thread's latest one.
+ * making a channel's fd non-blocking. Call a check right after the native call: the errno
+ * it reads is the calling thread's latest one.
  */
 final class NativeChecks {
     static final int EAGAIN = 11;
-    private static final int EINTR = 4;
+    static final int EINTR = 4;
     private static final int F_GETFL = 3;
     private static final int F_SETFL = 4;
     private static final int O_NONBLOCK = 04000;
-    private static final short POLLIN = 1;
 
     private NativeChecks() {
     }
@@ -69,26 +67,6 @@ final class NativeChecks {
         if (LibcCalls.fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
             throw failure("fcntl(" + what + ", F_SETFL)", NativeErrors.pointerErrno());
         }
-    }
-
-    /**
-     * poll(2) one fd for input. {@code pollfd} is an 8-byte buffer the caller owns.
-     *
-     * @return true when readable, false on timeout or EINTR
-     */
-    static boolean pollIn(MemorySegment pollfd, int fd, int timeoutMillis) {
-        pollfd.set(ValueLayout.JAVA_INT, 0, fd);
-        pollfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
-        pollfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
-        int n = LibcCalls.poll(pollfd, 1L, timeoutMillis);
-        if (n < 0) {
-            int errno = NativeErrors.pointerErrno();
-            if (errno == EINTR) {
-                return false;
-            }
-            throw failure("poll", errno);
-        }
-        return n > 0;
     }
 
     static String cString(MemorySegment p) {

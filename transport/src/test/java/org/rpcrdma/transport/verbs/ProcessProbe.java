@@ -13,12 +13,15 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.stream.Stream;
 
 /**
  * What this process holds, for leak tests: file descriptors, RSS, memory mappings (a leaked
  * verbs context or CQ ring stays mmap'd) and glibc's malloc'd bytes in use (a leaked
- * context's state). Linux only.
+ * context's state), and how often a thread went to sleep (a wait that wakes on a timer
+ * shows there). Linux only.
  */
 public final class ProcessProbe {
     private ProcessProbe() {}
@@ -69,5 +72,68 @@ public final class ProcessProbe {
         } catch (Throwable t) {
             throw new AssertionError("mallinfo2", t);
         }
+    }
+
+    private static final MethodHandle GETTID = Linker.nativeLinker().downcallHandle(
+            Linker.nativeLinker().defaultLookup().find("gettid").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT));
+
+    /** The calling thread's kernel id (its directory in /proc/self/task). */
+    public static int gettid() {
+        try {
+            return (int) GETTID.invokeExact();
+        } catch (Throwable t) {
+            throw new AssertionError("gettid", t);
+        }
+    }
+
+    /**
+     * The thread's voluntary context switches so far: one per time it blocked and was woken
+     * (a poll(2) that returns on its timeout counts one).
+     */
+    public static long voluntarySwitches(int tid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/task", Integer.toString(tid), "status"))) {
+                if (line.startsWith("voluntary_ctxt_switches:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", ""));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        throw new IllegalStateException("no voluntary_ctxt_switches for thread " + tid);
+    }
+
+    /**
+     * The kernel ids of this process's threads whose name starts with {@code prefix}. The JVM
+     * gives a platform thread its Java name, cut to the kernel's 15 characters.
+     */
+    public static List<Integer> threadsNamed(String prefix) {
+        List<Integer> tids = new ArrayList<>();
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/task"))) {
+            for (Path task : s.toList()) {
+                String comm;
+                try {
+                    comm = Files.readString(task.resolve("comm")).trim();
+                } catch (IOException gone) {
+                    continue; // the thread ended meanwhile
+                }
+                if (comm.startsWith(prefix)) {
+                    tids.add(Integer.parseInt(task.getFileName().toString()));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return tids;
+    }
+
+    /** The sum of {@link #voluntarySwitches} of {@code tids}. */
+    public static long voluntarySwitches(List<Integer> tids) {
+        long n = 0;
+        for (int tid : tids) {
+            n += voluntarySwitches(tid);
+        }
+        return n;
     }
 }
