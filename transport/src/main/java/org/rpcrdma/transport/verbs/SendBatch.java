@@ -19,9 +19,9 @@ import org.rpcrdma.bindings.ffi.ibverbs.ibv_sge;
  * <p>Each request's {@code sg_list} points at its own SGEs for good (written once), and a
  * request whose last use set only the common fields is refilled with those alone, two
  * pairs of 32-bit fields as one 64-bit store each: under C1 every store into a segment is a
- * chain of checks, so a Send costs six stores instead of a 128-byte copy and nine. A
- * request that used a union (immediate data, an rkey, a remote address, a window bind)
- * starts from a zeroed copy again on its next use.
+ * chain of checks, so a one-SGE Send costs six stores instead of a 128-byte copy, eight
+ * stores and a load. A request that used a union (immediate data, an rkey, a remote
+ * address, a window bind) starts from a zeroed copy again on its next use.
  */
 public final class SendBatch implements AutoCloseable {
     private static final long WR_SIZE = ibv_send_wr.layout().byteSize();
