@@ -3,6 +3,7 @@ package org.rpcrdma.transport.verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 import org.rpcrdma.bindings.ffi.ibverbs.IbVerbs;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_mw_bind_info;
 import org.rpcrdma.bindings.ffi.ibverbs.ibv_send_wr;
@@ -14,6 +15,13 @@ import org.rpcrdma.bindings.ffi.ibverbs.ibv_sge;
  * {@link #clear()}, add, post. Nothing is allocated after construction. Not thread-safe;
  * one batch per posting thread. Each adder returns the index of the new work request, and
  * {@link #addSge} appends a further scatter/gather element to the latest one.
+ *
+ * <p>Each request's {@code sg_list} points at its own SGEs for good (written once), and a
+ * request whose last use set only the common fields is refilled with those alone, two
+ * pairs of 32-bit fields as one 64-bit store each: under C1 every store into a segment is a
+ * chain of checks, so a one-SGE Send costs six stores instead of a 128-byte copy, eight
+ * stores and a load. A request that used a union (immediate data, an rkey, a remote
+ * address, a window bind) starts from a zeroed copy again on its next use.
  */
 public final class SendBatch implements AutoCloseable {
     private static final long WR_SIZE = ibv_send_wr.layout().byteSize();
@@ -37,6 +45,17 @@ public final class SendBatch implements AutoCloseable {
     private static final long BIND_INFO_ADDR = BIND_INFO + ibv_mw_bind_info.addr$offset();
     private static final long BIND_INFO_LENGTH = BIND_INFO + ibv_mw_bind_info.length$offset();
     private static final long BIND_INFO_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
+    private static final long SGE_ADDR = ibv_sge.addr$offset();
+    private static final long SGE_LENGTH = ibv_sge.length$offset();
+    private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+
+    static {
+        // verbs.h fixes these: num_sge and opcode share a 64-bit word, as do an SGE's length and lkey
+        if (NUM_SGE % 8 != 0 || OPCODE != NUM_SGE + 4 || SGE_LENGTH % 8 != 0
+                || ibv_sge.lkey$offset() != SGE_LENGTH + 4) {
+            throw new ExceptionInInitializerError("unexpected ibv_send_wr / ibv_sge layout");
+        }
+    }
 
     /** ibv_send_flags IBV_SEND_SIGNALED: this request produces a completion. */
     public static final int SIGNALED = IbVerbs.IBV_SEND_SIGNALED();
@@ -56,6 +75,10 @@ public final class SendBatch implements AutoCloseable {
     private final int maxSge;
     private final MemoryWindow[] windows;
     private final int[] windowRkeys;
+    /** SGEs of each request so far (what its num_sge holds). */
+    private final int[] sgeCount;
+    /** Whether request i's memory holds more than the common fields (a union was set): zero it first. */
+    private final boolean[] dirty;
     private int count;
 
     /** Room for {@code maxWr} chained requests with up to {@code maxSge} SGEs each. */
@@ -72,6 +95,20 @@ public final class SendBatch implements AutoCloseable {
         this.sgesAddress = sges.address();
         this.windows = new MemoryWindow[maxWr];
         this.windowRkeys = new int[maxWr];
+        this.sgeCount = new int[maxWr];
+        this.dirty = new boolean[maxWr];
+        for (int i = 0; i < maxWr; i++) {
+            wrs.set(ValueLayout.JAVA_LONG, WR_SIZE * i + SG_LIST, sgList(i)); // the rest is zero (allocate zeroes)
+        }
+    }
+
+    private long sgList(int i) {
+        return sgesAddress + SGE_SIZE * maxSge * i;
+    }
+
+    /** The 64-bit word whose lower-addressed 32 bits hold {@code first} and the higher {@code second}. */
+    private static long pair(int first, int second) {
+        return LITTLE_ENDIAN ? (long) second << 32 | first & 0xffff_ffffL : (long) first << 32 | second & 0xffff_ffffL;
     }
 
     /** Empties the batch. */
@@ -111,22 +148,34 @@ public final class SendBatch implements AutoCloseable {
         }
     }
 
-    private long add(long wrId, int opcode, int flags) {
+    private long add(long wrId, int opcode, int flags, int sges) {
         if (count == maxWr) {
             throw new IllegalStateException("batch full (" + maxWr + " requests)");
         }
         long base = WR_SIZE * count;
-        // every field the opcode does not use (the unions, next, num_sge) must read as zero;
-        // under C1 one bulk copy costs far less than a checked store per 8 bytes
-        MemorySegment.copy(blank, 0, wrs, base, WR_SIZE);
+        if (dirty[count]) {
+            // a union of its last use may still hold an rkey or immediate data: every field
+            // the opcode does not use must read as zero
+            MemorySegment.copy(blank, 0, wrs, base, WR_SIZE);
+            wrs.set(ValueLayout.JAVA_LONG, base + SG_LIST, sgList(count));
+            dirty[count] = false;
+        }
         wrs.set(ValueLayout.JAVA_LONG, base + WR_ID, wrId);
-        wrs.set(ValueLayout.JAVA_LONG, base + SG_LIST, sgesAddress + SGE_SIZE * maxSge * count);
-        wrs.set(ValueLayout.JAVA_INT, base + OPCODE, opcode);
+        wrs.set(ValueLayout.JAVA_LONG, base + NEXT, 0L);
+        wrs.set(ValueLayout.JAVA_LONG, base + NUM_SGE, pair(sges, opcode));
         wrs.set(ValueLayout.JAVA_INT, base + SEND_FLAGS, flags);
         if (count > 0) {
             wrs.set(ValueLayout.JAVA_LONG, base - WR_SIZE + NEXT, wrsAddress + base);
         }
+        sgeCount[count] = sges;
         count++;
+        return base;
+    }
+
+    /** A request that sets a union field: zeroed before its slot's next use. */
+    private long addWithUnion(long wrId, int opcode, int flags) {
+        long base = add(wrId, opcode, flags, 0);
+        dirty[count - 1] = true;
         return base;
     }
 
@@ -135,16 +184,20 @@ public final class SendBatch implements AutoCloseable {
         if (count == 0) {
             throw new IllegalStateException("no request to add an SGE to");
         }
-        long base = WR_SIZE * (count - 1);
-        int n = wrs.get(ValueLayout.JAVA_INT, base + NUM_SGE);
+        int i = count - 1;
+        int n = sgeCount[i];
         if (n == maxSge) {
             throw new IllegalStateException("request already has " + maxSge + " SGEs");
         }
-        long sge = SGE_SIZE * ((long) maxSge * (count - 1) + n);
-        sges.set(ValueLayout.JAVA_LONG, sge + ibv_sge.addr$offset(), address);
-        sges.set(ValueLayout.JAVA_INT, sge + ibv_sge.length$offset(), length);
-        sges.set(ValueLayout.JAVA_INT, sge + ibv_sge.lkey$offset(), lkey);
-        wrs.set(ValueLayout.JAVA_INT, base + NUM_SGE, n + 1);
+        putSge(i, n, lkey, address, length);
+        sgeCount[i] = n + 1;
+        wrs.set(ValueLayout.JAVA_INT, WR_SIZE * i + NUM_SGE, n + 1);
+    }
+
+    private void putSge(int wr, int n, int lkey, long address, int length) {
+        long sge = SGE_SIZE * ((long) maxSge * wr + n);
+        sges.set(ValueLayout.JAVA_LONG, sge + SGE_ADDR, address);
+        sges.set(ValueLayout.JAVA_LONG, sge + SGE_LENGTH, pair(length, lkey));
     }
 
     private int withSge(int lkey, long address, int length) {
@@ -156,27 +209,32 @@ public final class SendBatch implements AutoCloseable {
 
     /** IBV_WR_SEND of [address, address+length) registered under {@code lkey}. */
     public int send(long wrId, int lkey, long address, int length, int flags) {
-        add(wrId, IbVerbs.IBV_WR_SEND(), flags);
-        return withSge(lkey, address, length);
+        if (length <= 0) {
+            add(wrId, IbVerbs.IBV_WR_SEND(), flags, 0);
+            return count - 1;
+        }
+        add(wrId, IbVerbs.IBV_WR_SEND(), flags, 1); // the common case: its one SGE with it
+        putSge(count - 1, 0, lkey, address, length);
+        return count - 1;
     }
 
     /** IBV_WR_SEND_WITH_IMM; {@code imm} is put on the wire as given (network order is the caller's). */
     public int sendWithImm(long wrId, int lkey, long address, int length, int imm, int flags) {
-        long base = add(wrId, IbVerbs.IBV_WR_SEND_WITH_IMM(), flags);
+        long base = addWithUnion(wrId, IbVerbs.IBV_WR_SEND_WITH_IMM(), flags);
         wrs.set(ValueLayout.JAVA_INT, base + IMM, imm);
         return withSge(lkey, address, length);
     }
 
     /** IBV_WR_SEND_WITH_INV: the receiver's {@code invalidateRkey} becomes invalid (RFC 8797 section 7). */
     public int sendWithInvalidate(long wrId, int lkey, long address, int length, int invalidateRkey, int flags) {
-        long base = add(wrId, IbVerbs.IBV_WR_SEND_WITH_INV(), flags);
+        long base = addWithUnion(wrId, IbVerbs.IBV_WR_SEND_WITH_INV(), flags);
         wrs.set(ValueLayout.JAVA_INT, base + IMM, invalidateRkey);
         return withSge(lkey, address, length);
     }
 
     /** IBV_WR_RDMA_WRITE from local memory to the peer's (remoteAddress, rkey). */
     public int rdmaWrite(long wrId, int lkey, long address, int length, long remoteAddress, int rkey, int flags) {
-        long base = add(wrId, IbVerbs.IBV_WR_RDMA_WRITE(), flags);
+        long base = addWithUnion(wrId, IbVerbs.IBV_WR_RDMA_WRITE(), flags);
         wrs.set(ValueLayout.JAVA_LONG, base + REMOTE_ADDR, remoteAddress);
         wrs.set(ValueLayout.JAVA_INT, base + RKEY, rkey);
         return withSge(lkey, address, length);
@@ -184,7 +242,7 @@ public final class SendBatch implements AutoCloseable {
 
     /** IBV_WR_RDMA_READ from the peer's (remoteAddress, rkey) into local memory. */
     public int rdmaRead(long wrId, int lkey, long address, int length, long remoteAddress, int rkey, int flags) {
-        long base = add(wrId, IbVerbs.IBV_WR_RDMA_READ(), flags);
+        long base = addWithUnion(wrId, IbVerbs.IBV_WR_RDMA_READ(), flags);
         wrs.set(ValueLayout.JAVA_LONG, base + REMOTE_ADDR, remoteAddress);
         wrs.set(ValueLayout.JAVA_INT, base + RKEY, rkey);
         return withSge(lkey, address, length);
@@ -201,7 +259,7 @@ public final class SendBatch implements AutoCloseable {
 
     /** IBV_WR_LOCAL_INV of {@code rkey} (a window's or an MR's). */
     public int localInvalidate(long wrId, int rkey, int flags) {
-        long base = add(wrId, IbVerbs.IBV_WR_LOCAL_INV(), flags);
+        long base = addWithUnion(wrId, IbVerbs.IBV_WR_LOCAL_INV(), flags);
         wrs.set(ValueLayout.JAVA_INT, base + IMM, rkey);
         return count - 1;
     }
@@ -225,7 +283,7 @@ public final class SendBatch implements AutoCloseable {
             throw new IllegalArgumentException("rkey 0x" + Integer.toHexString(rkey) + " is not window 0x"
                     + Integer.toHexString(mw.rkey()) + "'s index with another tag");
         }
-        long base = add(wrId, IbVerbs.IBV_WR_BIND_MW(), flags);
+        long base = addWithUnion(wrId, IbVerbs.IBV_WR_BIND_MW(), flags);
         wrs.set(ValueLayout.ADDRESS, base + BIND_MW_MW, mw.handle());
         wrs.set(ValueLayout.JAVA_INT, base + BIND_MW_RKEY, rkey);
         wrs.set(ValueLayout.ADDRESS, base + BIND_INFO_MR, mr.handle());

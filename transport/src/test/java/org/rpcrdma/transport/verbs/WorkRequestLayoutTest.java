@@ -65,6 +65,54 @@ class WorkRequestLayoutTest {
         }
     }
 
+    /** Bytes of request {@code i} that are not zero, outside wr_id, next, sg_list, num_sge, opcode and send_flags. */
+    private static long staleBytes(SendBatch b, int i) {
+        MemorySegment wr = b.first().asSlice(i * WR, WR);
+        long n = 0;
+        for (long o = 0; o < WR; o++) {
+            boolean common = o < ibv_send_wr.sg_list$offset() + 8 // wr_id, next, sg_list
+                    || o >= ibv_send_wr.num_sge$offset() && o < ibv_send_wr.send_flags$offset() + 4;
+            if (!common && wr.get(ValueLayout.JAVA_BYTE, o) != 0) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void everySlotOfAReusedChainIsClearedOfItsUnions() {
+        try (SendBatch b = new SendBatch(3, 2)) {
+            b.send(1, 0x11, 0x1000, 8, 0);
+            b.addSge(0x12, 0x1100, 8);
+            b.rdmaWrite(2, 0x13, 0x2000, 64, 0xfeed_0000L, 0x4444, 0);
+            b.sendWithInvalidate(3, 0x14, 0x3000, 16, 0x6666, SendBatch.SIGNALED);
+            b.clear();
+            b.send(4, 0x21, 0x4000, 92, 0);
+            b.send(5, 0x22, 0x5000, 0, 0);
+            b.send(6, 0x23, 0x6000, 40, SendBatch.SIGNALED);
+
+            for (int i = 0; i < 3; i++) {
+                assertEquals(0, staleBytes(b, i), "stale bytes in request " + i);
+                assertEquals(4 + i, sendField(b, i, ibv_send_wr.wr_id$offset(), true));
+                assertEquals(IbVerbs.IBV_WR_SEND(), sendField(b, i, ibv_send_wr.opcode$offset(), false));
+            }
+            assertEquals(1, sendField(b, 0, ibv_send_wr.num_sge$offset(), false), "one SGE, not the two before");
+            assertEquals(0, sendField(b, 1, ibv_send_wr.num_sge$offset(), false), "an empty Send has no SGE");
+            assertEquals(1, sendField(b, 2, ibv_send_wr.num_sge$offset(), false));
+            assertEquals(SendBatch.SIGNALED, sendField(b, 2, ibv_send_wr.send_flags$offset(), false));
+            assertEquals(0, sendField(b, 0, ibv_send_wr.send_flags$offset(), false));
+            MemorySegment wrs = b.first();
+            assertEquals(wrs.address() + WR, sendField(b, 0, ibv_send_wr.next$offset(), true));
+            assertEquals(wrs.address() + 2 * WR, sendField(b, 1, ibv_send_wr.next$offset(), true));
+            assertEquals(0, sendField(b, 2, ibv_send_wr.next$offset(), true));
+            MemorySegment sge = MemorySegment.ofAddress(sendField(b, 2, ibv_send_wr.sg_list$offset(), true))
+                    .reinterpret(SGE);
+            assertEquals(0x6000, sge.get(ValueLayout.JAVA_LONG, ibv_sge.addr$offset()));
+            assertEquals(40, sge.get(ValueLayout.JAVA_INT, ibv_sge.length$offset()));
+            assertEquals(0x23, sge.get(ValueLayout.JAVA_INT, ibv_sge.lkey$offset()));
+        }
+    }
+
     @Test
     void aChainLinksRequestsAndTheirOwnSges() {
         try (SendBatch b = new SendBatch(2, 2)) {
