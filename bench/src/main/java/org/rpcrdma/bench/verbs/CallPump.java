@@ -2,6 +2,9 @@ package org.rpcrdma.bench.verbs;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -42,7 +45,7 @@ final class CallPump {
 
     /** What one run did: every call sent should be answered, checked, and none left. */
     record Result(int base, int sent, long answered, long failed, long bad, long unanswered, double seconds,
-            String firstProblem) {
+            String firstProblem, List<Integer> unansweredXids) {
         boolean clean() {
             return failed == 0 && bad == 0 && unanswered == 0 && answered == sent;
         }
@@ -60,6 +63,8 @@ final class CallPump {
     private final LongAdder failed = new LongAdder();
     private final LongAdder bad = new LongAdder();
     private final AtomicReference<String> firstProblem = new AtomicReference<>();
+    /** Calls sent and not ended yet: what is left after the drain is named in the result. */
+    private final Set<Integer> inFlight = ConcurrentHashMap.newKeySet();
 
     CallPump(List<? extends RpcCaller> callers, int window, int base, int longEvery, int prog) {
         this(callers, window, base, scaleCalls(longEvery, prog));
@@ -89,9 +94,11 @@ final class CallPump {
             }
             int xid = base + sent++;
             Call call = calls.make(xid);
+            inFlight.add(xid);
             try {
-                callers.get(i).call(call.bytes(), call.options(), callback(i, call.check()));
+                callers.get(i).call(call.bytes(), call.options(), callback(i, xid, call.check()));
             } catch (RuntimeException e) {
+                inFlight.remove(xid);
                 failed(e.toString());
             }
         }
@@ -102,7 +109,7 @@ final class CallPump {
         double seconds = (System.nanoTime() - start) / 1e9;
         long done = answered.sum() + failed.sum() + bad.sum();
         return new Result(base, sent, answered.sum(), failed.sum(), bad.sum(), sent - done, seconds,
-                firstProblem.get());
+                firstProblem.get(), new TreeSet<>(inFlight).stream().limit(16).toList());
     }
 
     private void failed(String why) {
@@ -110,10 +117,11 @@ final class CallPump {
         firstProblem.compareAndSet(null, why);
     }
 
-    private ReplyCallback callback(int caller, Check check) {
+    private ReplyCallback callback(int caller, int xid, Check check) {
         return new ReplyCallback() {
             @Override
             public void onReply(MemorySegment reply) {
+                inFlight.remove(xid);
                 String p = check.problem(reply);
                 if (p == null) {
                     answered.increment();
@@ -126,6 +134,7 @@ final class CallPump {
 
             @Override
             public void onFailure(Throwable cause) {
+                inFlight.remove(xid);
                 failed(cause.toString());
             }
         };

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.rpcrdma.transport.CallOptions;
+import org.rpcrdma.transport.Connection;
 import org.rpcrdma.transport.RpcRdmaClient;
 import org.rpcrdma.transport.RpcRdmaOptions;
 import org.rpcrdma.transport.RpcRdmaServer;
@@ -156,6 +157,17 @@ public final class LossySoak {
                         f.retried() + b.retried(), fwd.failed() + bwd.failed() + fwd.bad() + bwd.bad(),
                         ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed() / 1048576.0,
                         Thread.activeCount(), LiveResources.total());
+                if (!fwd.unansweredXids().isEmpty() || !bwd.unansweredXids().isEmpty()) {
+                    // what a call left hanging past its own deadline looks like from outside
+                    Connection c = client.connection();
+                    out.printf(Locale.ROOT, "     minute %d: neither answered nor failed by the end of the drain (past their %d s timeout): forward %s (%s),"
+                            + " backward %s (%s); client connection open %b, outstanding %d, peer's %d; backward calls"
+                            + " waiting for the client %d%n", m, 300, hex(fwd.unansweredXids()),
+                            kinds(fwd.unansweredXids(), LossyCalls.Kind.values()), hex(bwd.unansweredXids()),
+                            kinds(bwd.unansweredXids(), LossyCalls.Kind.INLINE, LossyCalls.Kind.LONG_CALL), c.isOpen(),
+                            c.outstandingCalls(), c.peerOutstandingCalls(),
+                            server.backchannel(client.clientId()).waitingCalls());
+                }
                 if (fwd.failed() + bwd.failed() > 0) {
                     break; // CallPump stops calling on a caller whose call failed: the rest would measure nothing
                 }
@@ -169,5 +181,15 @@ public final class LossySoak {
                 t.retried, t.firstProblem == null ? "" : " (first problem: " + t.firstProblem + ")",
                 t.clean() ? "PASSED" : "FAILED");
         return t.clean();
+    }
+
+    private static String hex(List<Integer> xids) {
+        StringBuilder b = new StringBuilder();
+        xids.forEach(x -> b.append(b.isEmpty() ? "" : " ").append("0x").append(Integer.toHexString(x)));
+        return b.isEmpty() ? "none" : b.toString();
+    }
+
+    private static String kinds(List<Integer> xids, LossyCalls.Kind... kinds) {
+        return xids.stream().map(x -> LossyCalls.kindOf(x, kinds).toString()).toList().toString();
     }
 }

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 class ScaleReportTest {
     /** A clean row: {@code sent} forward calls in 10 s, 100 backward ones, each executed once. */
     private static ScaleReport.Row row(int n, int connected, long threads, long memory, int sent, String stopped) {
-        CallPump.Result fwd = new CallPump.Result(0, sent, sent, 0, 0, 0, 10.0, null);
+        CallPump.Result fwd = new CallPump.Result(0, sent, sent, 0, 0, 0, 10.0, null, java.util.List.of());
         Map<String, String> back = Map.of("backSent", "100", "backAnswered", "100", "backFailed", "0", "backBad", "0",
                 "backUnanswered", "0", "backSeconds", "10.0");
         Map<String, String> server = Map.of("threadsOurs", Long.toString(threads), "threadsTotal",
@@ -63,7 +63,7 @@ class ScaleReportTest {
 
     @Test
     void aLostOrDuplicatedCallFailsTheRow() {
-        CallPump.Result fwd = new CallPump.Result(0, 10, 10, 0, 0, 0, 1.0, null);
+        CallPump.Result fwd = new CallPump.Result(0, 10, 10, 0, 0, 0, 1.0, null, java.util.List.of());
         Map<String, String> server = Map.of("executions", "10", "lost", "1", "duplicated", "1", "stray", "0");
         Map<String, String> back = Map.of("backSent", "0", "backAnswered", "0", "backFailed", "0", "backBad", "0",
                 "backUnanswered", "0", "backSeconds", "1.0");
