@@ -76,4 +76,29 @@ class BackchannelTest {
             assertNull(forgotten.get());
         }
     }
+
+    /**
+     * With no limit on the wait for the client (the default), a backward call that was
+     * outstanding when the connection was lost still ends at its own timeout if the client
+     * does not come back (RFC 8167 §5.4 asks that it wait; the caller's timeout bounds it).
+     */
+    @Test
+    void anOutstandingCallOfAClientThatDoesNotComeBackEndsAtItsOwnTimeout() throws Exception {
+        Backchannel bc = new Backchannel(44, RpcRdmaOptions.builder().build(), x -> { });
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo())) {
+            p.client().enableBackchannel(call -> { }).join(); // holds everything
+            bc.bind(p.server());
+            long start = System.nanoTime();
+            CompletableFuture<ReceivedMessage> f = bc.call(callMsg(0x77, 1, new byte[4]),
+                    CallOptions.timeout(300, TimeUnit.MILLISECONDS));
+            p.server().engine().onLinkLost(new RpcRdmaException("test: link down"));
+            assertEquals(1, bc.waitingCalls(), "the outstanding backward call waits for the client");
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS),
+                    "the waiting call outlived its 300 ms timeout");
+            assertInstanceOf(CallTimeoutException.class, e.getCause());
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(ms >= 250 && ms < 5_000, "ended after " + ms + " ms");
+            assertEquals(0, bc.waitingCalls());
+        }
+    }
 }

@@ -41,6 +41,20 @@ final class CallDeadline {
         task = CallTimer.schedule(expire, timeoutNanos);
     }
 
+    /**
+     * A call that left its requester (handed over by a lost connection) and waits for
+     * another: {@code expire} runs when its deadline, stamped there or now, passes. A task
+     * of an earlier wait is cancelled first.
+     */
+    void scheduleRemaining(Runnable expire) {
+        ScheduledFuture<?> t = task;
+        if (t != null) {
+            t.cancel(false);
+        }
+        long now = System.nanoTime();
+        task = CallTimer.schedule(expire, Math.max(0, at(now) - now));
+    }
+
     boolean timed() {
         return timeoutNanos != 0;
     }

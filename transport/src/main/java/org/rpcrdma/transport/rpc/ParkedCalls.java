@@ -42,10 +42,16 @@ public final class ParkedCalls {
         park(List.of(c));
     }
 
-    /** Parks calls a lost connection handed over (their deadlines run on). */
+    /**
+     * Parks calls a lost connection handed over: their deadlines run on from where they
+     * stood, each now on a task of its own (no requester sweeps them here).
+     */
     public void park(List<CallRequest> orphans) {
         synchronized (this) {
             calls.addAll(orphans);
+        }
+        for (CallRequest c : orphans) {
+            c.deadlineRunsOn(owner);
         }
         if (waitLimitMillis > 0) {
             for (CallRequest c : orphans) {
