@@ -179,7 +179,8 @@ final class ScaleReport {
             }
             String rdma = r.server().get("rdmaProblem");
             if (rdma != null) {
-                b.append("N=").append(r.n()).append(": no MR and qp/cq/mr/srq figures (-1): ").append(rdma).append('\n');
+                b.append("N=").append(r.n()).append(": rdma res show stopped (the figures it did not reach are -1): ")
+                        .append(rdma).append('\n');
             }
             if (r.failure().isEmpty() && !r.exactlyOnce()) {
                 b.append("N=").append(r.n()).append(": ").append(String.join("; ", r.problems())).append('\n');
