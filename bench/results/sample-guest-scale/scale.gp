@@ -1,8 +1,9 @@
 $scale << EOD
 # N threadsOurs threadsTotal recvMiB mrMiB totalPerSecond forwardPerSecond backwardPerSecond
-1 4 10 16.000 16.063 19.4 7.9 11.5
-10 13 22 16.000 16.625 32.4 22.0 10.4
-100 103 110 16.000 22.250 2.7 1.3 1.4
+1 5 11 16.000 16.063 63.4 32.2 31.2
+10 5 14 16.000 16.625 193.4 131.5 62.0
+100 5 14 16.000 22.250 300.2 209.6 90.7
+1000 5 12 16.000 78.500 190.3 122.6 67.7
 EOD
 # gnuplot scale.gp (SVG) or gnuplot -e 'fmt="png"' scale.gp, in this directory
 if (!exists("fmt")) fmt = "svg"

@@ -81,12 +81,31 @@ final class RdmaResources {
         }
     }
 
+    /** Longest one listing may take (it lists every object of the guest: thousands at 1,000 connections). */
+    private static final long RUN_SECONDS = 60;
+
+    /**
+     * The command's output. Read from a file after it ended, so the time limit holds (a pipe
+     * read to its end would wait for the command however long it takes); its time on stderr.
+     */
     private static String run(String... cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        byte[] out = p.getInputStream().readAllBytes();
-        if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new IOException(String.join(" ", cmd) + " failed: " + new String(out, StandardCharsets.UTF_8).strip());
+        Path out = Files.createTempFile("rdma-res", ".txt");
+        long t0 = System.nanoTime();
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+            if (!p.waitFor(RUN_SECONDS, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IOException(String.join(" ", cmd) + " did not finish in " + RUN_SECONDS + " s");
+            }
+            String text = Files.readString(out, StandardCharsets.UTF_8);
+            if (p.exitValue() != 0) {
+                throw new IOException(String.join(" ", cmd) + " failed: " + text.strip());
+            }
+            return text;
+        } finally {
+            Files.deleteIfExists(out);
+            System.err.printf(java.util.Locale.ROOT, "[scale-server] %s: %d ms%n", String.join(" ", cmd),
+                    (System.nanoTime() - t0) / 1_000_000);
         }
-        return new String(out, StandardCharsets.UTF_8);
     }
 }

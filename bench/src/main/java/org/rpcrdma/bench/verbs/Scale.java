@@ -50,6 +50,8 @@ import org.rpcrdma.transport.RpcRdmaOptions;
 public final class Scale {
     /** A progress line every this many connections. */
     private static final int PROGRESS_EVERY = 50;
+    /** An answer slower than this gets a line of the guest's busiest threads, and again every this long. */
+    private static final int SLOW_ANSWER_SECONDS = 60;
     /** How long the server JVM may take for a snapshot. */
     private static final int SNAPSHOT_SECONDS = 600;
 
@@ -232,9 +234,20 @@ public final class Scale {
         subset.forEach(c -> ids.add(Long.toString(c.clientId())));
         server.command("backward " + seconds + " 2 " + base + " " + ids);
         long[] cpu0 = clientCpu();
+        // where the guest's CPU goes during the calls: 4 s from the 2nd second on (the sample reads /proc, a little CPU)
+        Thread top = Thread.ofPlatform().daemon().name("scale-top").start(() -> {
+            try {
+                Thread.sleep(2000);
+                System.out.println("[scale] " + clients.size() + " connections, during the calls: "
+                        + GuestTop.sample(4000, 10));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
         CallPump.Result forward = new CallPump(clients, window, base, longEvery, ScaleServer.FORWARD_PROG)
                 .run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.SECONDS.toNanos(180));
         long[] cpu1 = clientCpu();
+        top.join();
         System.out.printf(java.util.Locale.ROOT, "[scale] %d connections: forward calls %d sent, %d answered in %.1f s%n",
                 clients.size(), forward.sent(), forward.answered(), forward.seconds());
         Map<String, String> backward = server.next(seconds + 180);
@@ -313,7 +326,14 @@ public final class Scale {
 
         /** The server's next answer; fails when it sent none in time (or died). */
         Map<String, String> next(int timeoutSeconds) throws InterruptedException {
-            String s = answers.poll(timeoutSeconds, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+            String s = answers.poll(Math.min(timeoutSeconds, SLOW_ANSWER_SECONDS), TimeUnit.SECONDS);
+            while (s == null && System.nanoTime() - deadline < 0) {
+                // slow: show where the guest's CPU goes while it waits
+                System.out.println("[scale] waiting for the server JVM: " + GuestTop.sample(3000, 8));
+                s = answers.poll(Math.min(SLOW_ANSWER_SECONDS, Math.max(0, deadline - System.nanoTime()) / 1_000_000_000L),
+                        TimeUnit.SECONDS);
+            }
             if (s == null) {
                 throw new IllegalStateException("no answer from the server JVM in " + timeoutSeconds + " s"
                         + (process.isAlive() ? "" : " (it exited with " + process.exitValue() + ")"));

@@ -177,6 +177,11 @@ final class ScaleReport {
             if (!r.stopped().isEmpty()) {
                 b.append("N=").append(r.n()).append(": ").append(r.stopped()).append('\n');
             }
+            String rdma = r.server().get("rdmaProblem");
+            if (rdma != null) {
+                b.append("N=").append(r.n()).append(": rdma res show stopped (the figures it did not reach are -1): ")
+                        .append(rdma).append('\n');
+            }
             if (r.failure().isEmpty() && !r.exactlyOnce()) {
                 b.append("N=").append(r.n()).append(": ").append(String.join("; ", r.problems())).append('\n');
             }
