@@ -279,17 +279,6 @@ public final class CallRequest {
         }
     }
 
-    /**
-     * The call waits for a connection after its own was lost ({@link ParkedCalls#park}): no
-     * requester sweeps it there, so its deadline gets a task of its own, from where it stood.
-     */
-    void deadlineRunsOn(String where) {
-        if (deadline.timed()) {
-            int gen = generation();
-            deadline.scheduleRemaining(() -> expire(where, gen));
-        }
-    }
-
     /** The deadline of use {@code gen} passed: it is abandoned with {@link CallTimeoutException}. */
     void expire(String where, int gen) {
         if (generation() == gen) {

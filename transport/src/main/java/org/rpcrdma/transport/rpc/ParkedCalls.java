@@ -51,7 +51,10 @@ public final class ParkedCalls {
             calls.addAll(orphans);
         }
         for (CallRequest c : orphans) {
-            c.deadlineRunsOn(owner);
+            if (c.deadline.timed()) {
+                int gen = c.generation();
+                c.deadline.scheduleRemaining(() -> c.expire(owner, gen));
+            }
         }
         if (waitLimitMillis > 0) {
             for (CallRequest c : orphans) {
