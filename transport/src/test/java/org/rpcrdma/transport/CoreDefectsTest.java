@@ -166,6 +166,10 @@ class CoreDefectsTest {
      * module reads no management module.
      */
     static List<String> locksHeld() {
+        if (Thread.currentThread().isVirtual()) {
+            // the management API reports no virtual thread (getThreadInfo gives null)
+            throw new IllegalStateException("locksHeld(Connection) on a virtual thread");
+        }
         List<String> held = new ArrayList<>();
         try {
             Class<?> threadMx = Class.forName("java.lang.management.ThreadMXBean");
@@ -182,6 +186,25 @@ class CoreDefectsTest {
             }
         } catch (ReflectiveOperationException e) {
             throw new AssertionError("the thread's locked monitors", e);
+        }
+        return held;
+    }
+
+    /**
+     * As {@link #locksHeld()}; on a virtual thread (which the management API does not
+     * report: the link's failure path runs owner code on one) the monitors of {@code c}'s
+     * parts that the thread holds, by {@link Thread#holdsLock}.
+     */
+    static List<String> locksHeld(Connection c) {
+        if (!Thread.currentThread().isVirtual()) {
+            return locksHeld();
+        }
+        List<String> held = new ArrayList<>();
+        var e = c.engine();
+        for (Object part : new Object[] {c, e, e.requester(), e.responder(), e.receives(), e.sends(), e.link()}) {
+            if (Thread.holdsLock(part)) {
+                held.add(part.getClass().getSimpleName());
+            }
         }
         return held;
     }
@@ -617,7 +640,7 @@ class CoreDefectsTest {
         Connection c = peer.conn;
         List<String> violations = new CopyOnWriteArrayList<>();
         c.engine().orphanSink(os -> {
-            List<String> h = locksHeld();
+            List<String> h = locksHeld(c);
             if (!h.isEmpty()) {
                 violations.add("orphan sink ran holding " + h);
             }
@@ -630,7 +653,7 @@ class CoreDefectsTest {
             CompletableFuture<ReceivedMessage> f = c.call(callMsg(xid, 1, new byte[4]));
             final int x = xid;
             f.whenComplete((r, t) -> {
-                List<String> h = locksHeld();
+                List<String> h = locksHeld(c);
                 if (!h.isEmpty()) {
                     violations.add("callback of call " + x + " ran holding " + h);
                 }
