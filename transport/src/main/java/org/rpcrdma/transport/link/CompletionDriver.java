@@ -17,21 +17,20 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  * {@code callAndWait} for its reply. One thread at a time holds the poll role
  * ({@code pollLock}) and dispatches, so the connection ({@link CompletionSink}) sees one completion thread.
  *
- * <p>Invariants (busy-poll keeps both the role and the CQ's gate across empty polls, so an
- * empty poll takes no lock: the role's {@code ReentrantLock} and the gate's
+ * <p>Invariants (a busy-poll caller keeps both the role and the CQ's gate across its empty
+ * polls, so they take no lock: the role's {@code ReentrantLock} and the gate's
  * {@code StampedLock} per empty poll were 15 % of a spinning caller's samples under C1):
  * <ul>
  *   <li>Only the role's holder polls and dispatches, so each completion copied out is
  *       dispatched once, by one thread, in CQ order.
- *   <li>Dispatch (user code) never runs under the gate: the holder lets the gate go
+ *   <li>Dispatch (user code) never runs under the gate: a caller lets the gate go
  *       ({@link Cq#pollHolding}) before it dispatches.
  *   <li>Destroy ({@link Cq#stopping}, then the gate's write side) waits at most one poll for
- *       a holder: each holder looks at {@code stopping} before every poll and then lets the
- *       gate go ({@link Cq#letGo}) and the role.
+ *       a caller: it looks at {@code stopping} before every poll and then lets the gate go
+ *       ({@link Cq#letGo}) and the role.
  *   <li>A caller that stops polling (its reply, its deadline, destroy) lets both go; the
- *       poller thread takes the role back after {@link #LINGER_NANOS}, or at once if an
- *       async call is outstanding. The poller lets both go before it parks (a blocking
- *       caller came, idle, lingering), so a caller never waits for a parked poller.
+ *       poller thread, which takes the role for one poll at a time, takes it back after
+ *       {@link #LINGER_NANOS}, or at once if an async call is outstanding.
  * </ul>
  *
  * <p>Modes (how to choose: {@link RpcRdmaOptions#busyPoll()}):
@@ -203,7 +202,9 @@ final class CompletionDriver {
                     continue;
                 }
                 if (busyPoll) {
-                    busyTurns();
+                    if (!tryPollOnce()) {
+                        Thread.onSpinWait();
+                    }
                     continue;
                 }
                 if (!pollLock.tryLock()) {
@@ -363,28 +364,19 @@ final class CompletionDriver {
         }
     }
 
-    /**
-     * Busy-poll mode, the poller thread: takes the role unless a caller holds it and polls
-     * until it must keep off (a blocking caller came, a caller just left, nothing to poll,
-     * stopping), keeping the role and the gate across empty polls.
-     */
-    private void busyTurns() {
+    /** Busy-poll mode, the poller thread: polls and dispatches once unless a caller holds the role; true if it handled any. */
+    private boolean tryPollOnce() {
         if (!pollLock.tryLock()) {
-            Thread.onSpinWait(); // a caller leads (or is just leaving)
-            return;
+            return false;
         }
         try {
-            // At least one poll: while lingering with an async call outstanding, one per turn.
-            do {
-                int n = cq.pollHolding();
-                if (n > 0) {
-                    cq.dispatch(n); // gate let go; the role kept: the sink sees one completion thread
-                } else {
-                    Thread.onSpinWait();
-                }
-            } while (!cq.stopping() && blockingCallers.get() == 0 && !lingering && !cq.idle());
+            int n = cq.pollOnly();
+            if (n > 0) {
+                cq.dispatch(n); // gate released; pollLock kept: the sink sees one completion thread
+                return true;
+            }
+            return false;
         } finally {
-            cq.letGo();
             pollLock.unlock();
         }
     }
