@@ -7,7 +7,8 @@ import org.rpcrdma.transport.verbs.CompletionChannel;
  * The poll and the event-mode wait of one or more CQs under one {@link LinkGate} and one
  * completion channel, as their {@link CompletionDriver} calls them: a link's own CQ
  * ({@link CompletionPoller}) or the CQs of one completion-group thread ({@link GroupPoller}).
- * Each poll holds the gate's read side, so nothing native is freed meanwhile; a subclass
+ * Each poll holds the gate's read side (busy-poll: the poll role's holder keeps it across empty
+ * polls, {@link #pollHolding}), so nothing native is freed meanwhile; a subclass
  * says how its CQs are polled and armed.
  */
 abstract sealed class GatedCq implements CompletionDriver.Cq permits CompletionPoller, GroupPoller {
@@ -16,6 +17,11 @@ abstract sealed class GatedCq implements CompletionDriver.Cq permits CompletionP
     final CompletionChannel channel;
     /** The longest sleep on the channel, whatever the driver asks. */
     private final long maxAwaitMillis;
+    /**
+     * The gate's read stamp {@link #pollHolding} keeps across empty polls, 0 when not kept.
+     * The poll role's holder's alone (the role's lock orders its hand-overs).
+     */
+    private long held;
     /** Where channel wake-ups are counted (null: nowhere). */
     private volatile StatsCounters counters;
 
@@ -46,6 +52,41 @@ abstract sealed class GatedCq implements CompletionDriver.Cq permits CompletionP
         try {
             return pollAndCopy();
         } finally {
+            gate.exit(stamp);
+        }
+    }
+
+    @Override
+    public final int pollHolding() {
+        long stamp = held;
+        if (stamp == 0) {
+            stamp = gate.enterUnlessStopping();
+            if (stamp == 0) {
+                return 0;
+            }
+            held = stamp;
+        } else if (gate.stopping()) {
+            letGo(); // destroy waits on the write side for this read side
+            return 0;
+        }
+        int n;
+        try {
+            n = pollAndCopy();
+        } catch (RuntimeException | Error e) {
+            letGo();
+            throw e;
+        }
+        if (n > 0) {
+            letGo(); // the completions are dispatched next: user code, never under the gate
+        }
+        return n;
+    }
+
+    @Override
+    public final void letGo() {
+        long stamp = held;
+        if (stamp != 0) {
+            held = 0;
             gate.exit(stamp);
         }
     }

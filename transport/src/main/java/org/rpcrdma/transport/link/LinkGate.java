@@ -96,6 +96,11 @@ public final class LinkGate {
         }
     }
 
+    /** Whether some thread holds the read side now (a test's view of who keeps the gate). */
+    boolean readHeld() {
+        return lock.isReadLocked();
+    }
+
     /** Destroy has begun: the poller stops polling, posts are refused. */
     void stop() {
         stopping = true;

@@ -37,6 +37,15 @@ class CompletionDriverTest {
         }
 
         @Override
+        public int pollHolding() {
+            return pollOnly();
+        }
+
+        @Override
+        public void letGo() {
+        }
+
+        @Override
         public int pollOrWait(long awaitMillis) {
             polls.incrementAndGet();
             int n = pending.getAndSet(0);
