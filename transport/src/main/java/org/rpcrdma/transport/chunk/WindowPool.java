@@ -1,6 +1,5 @@
 package org.rpcrdma.transport.chunk;
 
-import java.util.HashMap;
 import org.rpcrdma.transport.link.VerbsLink;
 import org.rpcrdma.transport.link.WrId;
 import org.rpcrdma.transport.rpc.StatsCounters;
@@ -48,7 +47,7 @@ public final class WindowPool {
     private final int[] free;
     private int freeCount;
     /** Bound windows by rkey: rkey -> window index. */
-    private final HashMap<Integer, Integer> bound = new HashMap<>();
+    private final BoundRkeys bound;
     private final boolean[] invalidatedByPeer;
     private final SendBatch batch = new SendBatch(MAX_PER_WITHDRAWAL, 1);
     private final RkeyTags tags = new RkeyTags();
@@ -67,6 +66,7 @@ public final class WindowPool {
         this.windows = new MemoryWindow[capacity];
         this.free = new int[capacity];
         this.invalidatedByPeer = new boolean[capacity];
+        this.bound = new BoundRkeys(capacity);
         this.pendingWindows = new int[capacity][MAX_PER_WITHDRAWAL];
         this.pendingCount = new int[capacity];
         this.pendingThen = new Runnable[capacity];
@@ -156,7 +156,7 @@ public final class WindowPool {
 
     /** Whether {@code rkey} is a window's we bound and have not withdrawn. */
     synchronized boolean isBound(int rkey) {
-        return bound.containsKey(rkey);
+        return bound.get(rkey) >= 0;
     }
 
     /**
@@ -167,8 +167,8 @@ public final class WindowPool {
      * @return whether it was one of ours
      */
     synchronized boolean remotelyInvalidated(int rkey) {
-        Integer w = bound.get(rkey);
-        if (w == null) {
+        int w = bound.get(rkey);
+        if (w < 0) {
             return false;
         }
         invalidatedByPeer[w] = true;
@@ -188,8 +188,8 @@ public final class WindowPool {
         batch.clear();
         int token = -1;
         for (int i = 0; i < n; i++) {
-            Integer w = bound.remove(rkeys[i]);
-            if (w == null) {
+            int w = bound.remove(rkeys[i]);
+            if (w < 0) {
                 continue;
             }
             StatsCounters s = stats;
