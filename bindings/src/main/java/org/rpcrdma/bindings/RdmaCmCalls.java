@@ -31,6 +31,7 @@ public final class RdmaCmCalls {
     private static final MethodHandle REJECT = capture(RdmaCm.rdma_reject$address(), RdmaCm.rdma_reject$descriptor());
     private static final MethodHandle DISCONNECT = capture(RdmaCm.rdma_disconnect$address(), RdmaCm.rdma_disconnect$descriptor());
     private static final MethodHandle GET_CM_EVENT = capture(RdmaCm.rdma_get_cm_event$address(), RdmaCm.rdma_get_cm_event$descriptor());
+    private static final MethodHandle MIGRATE_ID = capture(RdmaCm.rdma_migrate_id$address(), RdmaCm.rdma_migrate_id$descriptor());
     private static final MethodHandle ACK_CM_EVENT = capture(RdmaCm.rdma_ack_cm_event$address(), RdmaCm.rdma_ack_cm_event$descriptor());
 
     private RdmaCmCalls() {
@@ -137,6 +138,14 @@ public final class RdmaCmCalls {
     /** {@code int rdma_disconnect(struct rdma_cm_id *)}. */
     public static int rdmaDisconnect(MemorySegment id) {
         return IbvCalls.status1(DISCONNECT, id);
+    }
+
+    /**
+     * {@code int rdma_migrate_id(struct rdma_cm_id *, struct rdma_event_channel *)}: the id's
+     * events, pending ones too, come on the other channel from now on.
+     */
+    public static int rdmaMigrateId(MemorySegment id, MemorySegment channel) {
+        return IbvCalls.status2(MIGRATE_ID, id, channel);
     }
 
     /**

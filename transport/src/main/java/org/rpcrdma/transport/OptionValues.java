@@ -18,7 +18,7 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
         long backchannelWaitMillis, int reconnectAttempts, int maxChunkBytes, int maxChunkSegments,
         long chunkMemoryBytes, int rdmaDepth, boolean memoryWindows, boolean remoteInvalidation,
         boolean backwardChunks, long registrationCacheBytes, int sharedReceives, long silenceTimeoutMillis,
-        int completionThreads) {
+        int completionThreads, boolean shareClientThreads) {
 
     /**
      * A server's completion threads by default: one per core, at most 4 (each thread's CQs
@@ -51,7 +51,8 @@ record OptionValues(int inlineThreshold, int credits, int backwardCredits, int b
             64L << 20,                  // registrationCacheBytes
             0,                          // sharedReceives: a receive queue per connection
             60_000,                     // silenceTimeoutMillis: as the NFS-over-RDMA timeo default
-            DEFAULT_COMPLETION_THREADS);  // completionThreads: a server's shared CQs, one thread each
+            DEFAULT_COMPLETION_THREADS, // completionThreads: a server's shared CQs, one thread each
+            false);                     // shareClientThreads: a client's own poller and rdma_cm threads
 
     /** @throws IllegalArgumentException naming the first option out of its range, with the rule */
     OptionValues {

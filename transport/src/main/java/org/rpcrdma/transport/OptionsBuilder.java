@@ -25,6 +25,7 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
     private int sharedReceives;
     private long silenceTimeoutMillis;
     private int completionThreads;
+    private boolean shareClientThreads;
 
     OptionsBuilder(OptionValues o) {
         inlineThreshold = o.inlineThreshold();
@@ -50,6 +51,7 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
         sharedReceives = o.sharedReceives();
         silenceTimeoutMillis = o.silenceTimeoutMillis();
         completionThreads = o.completionThreads();
+        shareClientThreads = o.shareClientThreads();
     }
 
     @Override
@@ -191,11 +193,17 @@ final class OptionsBuilder implements RpcRdmaOptions.Builder {
     }
 
     @Override
+    public RpcRdmaOptions.Builder shareClientThreads(boolean v) {
+        shareClientThreads = v;
+        return this;
+    }
+
+    @Override
     public RpcRdmaOptions build() {
         return new RpcRdmaOptions(new OptionValues(inlineThreshold, credits, backwardCredits, backwardCallLimit,
                 busyPoll, pollSpinMicros, connectTimeoutMillis, callTimeoutMillis, receiveBatch, signalEvery,
                 backchannelWaitMillis, reconnectAttempts, maxChunkBytes, maxChunkSegments, chunkMemoryBytes,
                 rdmaDepth, memoryWindows, remoteInvalidation, backwardChunks, registrationCacheBytes, sharedReceives,
-                silenceTimeoutMillis, completionThreads));
+                silenceTimeoutMillis, completionThreads, shareClientThreads));
     }
 }

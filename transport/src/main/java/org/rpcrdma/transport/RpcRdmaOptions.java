@@ -163,6 +163,11 @@ public final class RpcRdmaOptions {
         return v.completionThreads();
     }
 
+    /** See {@link Builder#shareClientThreads}. */
+    public boolean shareClientThreads() {
+        return v.shareClientThreads();
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof RpcRdmaOptions x && v.equals(x.v);
@@ -370,9 +375,24 @@ public final class RpcRdmaOptions {
          * connection's work requests the group opens another queue on the thread with the
          * least reserved (threads never grow; a connection larger than a whole queue is
          * refused). 0: a completion queue and a poller thread per connection, as a client
-         * always has. 0 to 1024; default: the number of cores, at most 4.
+         * has by default. A client uses it only with {@link #shareClientThreads} (0 then
+         * counts as 1). 0 to 1024; default: the number of cores, at most 4.
          */
         Builder completionThreads(int v);
+
+        /**
+         * Client: its connection completes on a completion group of {@link #completionThreads}
+         * threads per device shared with every other client of this JVM that sets this too,
+         * and its rdma_cm events (a disconnect) are read by one thread shared with them: a
+         * JVM's threads then do not grow with its clients (a load generator, a gateway with
+         * hundreds of connections). As on a server's shared queues, a thread blocked in a
+         * call waits for the group's thread (it does not poll itself), and backward-call
+         * handlers run on the group's threads: one that blocks holds up every client on its
+         * queue. The group and the shared thread go when the last client using them closes.
+         * false: each connection has a completion queue, a poller thread and an rdma_cm
+         * thread of its own. Default false.
+         */
+        Builder shareClientThreads(boolean v);
 
         /**
          * The options, every value checked.

@@ -85,8 +85,8 @@ class ApiSurfaceTest {
             "backwardCredits", "busyPoll", "callTimeoutMillis", "chunkMemoryBytes", "completionThreads", "connectTimeoutMillis",
             "credits",
             "inlineThreshold", "maxChunkBytes", "maxChunkSegments", "memoryWindows", "pollSpinMicros", "rdmaDepth",
-            "receiveBatch", "reconnectAttempts", "registrationCacheBytes", "remoteInvalidation", "sharedReceives", "signalEvery",
-            "silenceTimeoutMillis");
+            "receiveBatch", "reconnectAttempts", "registrationCacheBytes", "remoteInvalidation", "shareClientThreads", "sharedReceives",
+            "signalEvery", "silenceTimeoutMillis");
 
     /** Options are made one way, through the builder (an option added later breaks no caller). */
     @Test

@@ -20,13 +20,13 @@ class RpcRdmaOptionsTest {
         assertEquals(20049, RpcRdmaOptions.DEFAULT_PORT);
         assertEquals(List.of(4096, 32, 0, 16, false, 0, 5000, 60_000L, 8, 8, 0L, 3, (1 << 20) + (64 << 10), 64,
                         4L << 20, 16, true, true, true, 64L << 20, 0, 60_000L,
-                        Math.min(4, Runtime.getRuntime().availableProcessors())),
+                        Math.min(4, Runtime.getRuntime().availableProcessors()), false),
                 List.of(o.inlineThreshold(), o.credits(), o.backwardCredits(), o.backwardCallLimit(), o.busyPoll(),
                         o.pollSpinMicros(), o.connectTimeoutMillis(), o.callTimeoutMillis(), o.receiveBatch(),
                         o.signalEvery(), o.backchannelWaitMillis(), o.reconnectAttempts(), o.maxChunkBytes(),
                         o.maxChunkSegments(), o.chunkMemoryBytes(), o.rdmaDepth(), o.memoryWindows(),
                         o.remoteInvalidation(), o.backwardChunks(), o.registrationCacheBytes(), o.sharedReceives(),
-                        o.silenceTimeoutMillis(), o.completionThreads()));
+                        o.silenceTimeoutMillis(), o.completionThreads(), o.shareClientThreads()));
         assertEquals(o, RpcRdmaOptions.builder().build());
         assertTrue(ConnectionSizing.receiveBuffers(o, true) >= o.credits() + o.backwardCredits());
         assertTrue(ConnectionSizing.receiveBuffers(o, false) >= o.credits() + o.backwardCallLimit());
@@ -102,7 +102,7 @@ class RpcRdmaOptionsTest {
                 .reconnectAttempts(9).maxChunkBytes(1 << 21).maxChunkSegments(17).chunkMemoryBytes(1 << 22 | 1 << 12)
                 .rdmaDepth(3).memoryWindows(false).remoteInvalidation(false).backwardChunks(false)
                 .registrationCacheBytes(1 << 20).sharedReceives(512).silenceTimeoutMillis(5000).completionThreads(5)
-                .build();
+                .shareClientThreads(true).build();
         RpcRdmaOptions back = o.toBuilder().build();
         List<String> names = new ArrayList<>();
         for (Method m : RpcRdmaOptions.class.getDeclaredMethods()) {
@@ -114,7 +114,7 @@ class RpcRdmaOptionsTest {
                 assertTrue(o.toString().contains(m.getName() + "=" + m.invoke(o)), o.toString());
             }
         }
-        assertEquals(23, names.size(), "every option is covered: " + names);
+        assertEquals(24, names.size(), "every option is covered: " + names);
         assertEquals(o, back);
         assertEquals(o.hashCode(), back.hashCode());
         assertNotEquals(o, o.toBuilder().credits(8).build());

@@ -40,12 +40,13 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  *
  * <pre>
  * java -cp bench/target/benchmarks.jar org.rpcrdma.bench.verbs.Scale [--conns 1,10,100,1000] [--seconds S]
- *      [--window W] [--shared N] [--long-every K] [--warmup S] [--connect-threads T] [--out DIR]
+ *      [--window W] [--shared N] [--long-every K] [--warmup S] [--connect-threads T] [--own-threads] [--out DIR]
  * </pre>
- * All clients live in this one JVM: each has its own CQ and poller thread (a client has few
- * connections), which at 1,000 is 1,000 sleeping threads in event mode, affordable in a
- * 3 GiB guest; one JVM keeps the connect times free of JVM starts. Exit status 0 when
- * every call was answered exactly once, 1 otherwise.
+ * All clients live in this one JVM (no JVM starts in the connect times) and share its
+ * client threads ({@code shareClientThreads}: one completion group of 2 threads and one
+ * rdma_cm thread): with a poller and an rdma_cm thread of their own ({@code --own-threads})
+ * 1,000 clients were 2,000 threads, and the JVM's safepoints and GC grew with them. Exit
+ * status 0 when every call was answered exactly once, 1 otherwise.
  */
 public final class Scale {
     /** A progress line every this many connections. */
@@ -54,6 +55,8 @@ public final class Scale {
     private static final int SLOW_ANSWER_SECONDS = 60;
     /** How long the server JVM may take for a snapshot. */
     private static final int SNAPSHOT_SECONDS = 600;
+    /** The clients' completion group with shared threads: one thread per vCPU of the guest. */
+    private static final int CLIENT_GROUP_THREADS = 2;
 
     private Scale() {}
 
@@ -65,6 +68,7 @@ public final class Scale {
         int longEvery = 32;
         int warmup = 10;
         int connectThreads = 8;
+        boolean ownThreads = false;
         Path dir = Path.of("scale-out");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -75,6 +79,7 @@ public final class Scale {
                 case "--long-every" -> longEvery = Integer.parseInt(args[++i]);
                 case "--warmup" -> warmup = Integer.parseInt(args[++i]);
                 case "--connect-threads" -> connectThreads = Integer.parseInt(args[++i]);
+                case "--own-threads" -> ownThreads = true;
                 case "--out" -> dir = Path.of(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
@@ -82,8 +87,9 @@ public final class Scale {
         InetAddress ip = SendLatencyBenchmark.address();
         String setup = String.format(java.util.Locale.ROOT, "%d s of calls per N, %d in flight per client (%d B, every"
                 + " %d-th a %d B long call), 2 backward calls in flight to a random tenth of the clients; server:"
-                + " shared receive queue of %d x 4 KiB, event mode", seconds, window, CallPump.SMALL_ARGS, longEvery,
-                CallPump.LONG_ARGS, shared);
+                + " shared receive queue of %d x 4 KiB, event mode; clients: %s", seconds, window, CallPump.SMALL_ARGS,
+                longEvery, CallPump.LONG_ARGS, shared, ownThreads ? "a poller and an rdma_cm thread each"
+                        : "their JVM's shared threads (" + CLIENT_GROUP_THREADS + " completion threads, 1 rdma_cm)");
         System.out.println("[scale] " + setup);
         List<ScaleReport.Row> rows = new ArrayList<>();
         try (ServerProcess server = ServerProcess.start(shared)) {
@@ -95,7 +101,8 @@ public final class Scale {
                 c.reply(ScaleCalls.reply(c.message().bytes()));
             };
             RpcRdmaOptions o = RpcRdmaOptions.builder().credits(4).backwardCredits(2).chunkMemoryBytes(0)
-                    .connectTimeoutMillis(120_000).callTimeoutMillis(300_000).reconnectAttempts(0).build();
+                    .connectTimeoutMillis(120_000).callTimeoutMillis(300_000).reconnectAttempts(0)
+                    .shareClientThreads(!ownThreads).completionThreads(CLIENT_GROUP_THREADS).build();
             setup += warmUp(server, addr, o, back, warmup, window, longEvery);
             backLedger.clear();
             List<RpcRdmaClient> clients = new ArrayList<>();
@@ -244,12 +251,15 @@ public final class Scale {
                 Thread.currentThread().interrupt();
             }
         });
+        java.time.Instant callsFrom = java.time.Instant.now();
         CallPump.Result forward = new CallPump(clients, window, base, longEvery, ScaleServer.FORWARD_PROG)
                 .run(TimeUnit.SECONDS.toNanos(seconds), TimeUnit.SECONDS.toNanos(180));
         long[] cpu1 = clientCpu();
         top.join();
-        System.out.printf(java.util.Locale.ROOT, "[scale] %d connections: forward calls %d sent, %d answered in %.1f s%n",
-                clients.size(), forward.sent(), forward.answered(), forward.seconds());
+        // the wall-clock span, to find the calls in a time-sliced profile of either JVM
+        System.out.printf(java.util.Locale.ROOT, "[scale] %d connections: forward calls %d sent, %d answered in %.1f s"
+                + " (%s to %s)%n", clients.size(), forward.sent(), forward.answered(), forward.seconds(), callsFrom,
+                java.time.Instant.now());
         Map<String, String> backward = server.next(seconds + 180);
         server.command("snapshot " + base + " " + forward.sent());
         // rdma res show lists every QP, CQ and MR of the guest: thousands at 1,000 connections
@@ -270,13 +280,15 @@ public final class Scale {
 
     /** This JVM's CPU time so far (ns): the clients' poller threads, their rdma_cm threads, all others. */
     private static long[] clientCpu() {
+        // names without stacks: Thread.getAllStackTraces walked every stack in a handshake,
+        // the most of the VM thread's CPU at 1,000 clients with a poller and a cm thread each
         java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         long[] ns = new long[3];
-        for (Thread t : Thread.getAllStackTraces().keySet()) {
-            long c = mx.getThreadCpuTime(t.threadId());
+        for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds(), 0)) {
+            long c = t == null ? -1 : mx.getThreadCpuTime(t.getThreadId());
             if (c > 0) {
-                ns[t.getName().startsWith("rpcrdma-client-cq") ? 0 : t.getName().startsWith("rpcrdma-client-cm") ? 1
-                        : 2] += c;
+                ns[t.getThreadName().startsWith("rpcrdma-client-cq") ? 0
+                        : t.getThreadName().startsWith("rpcrdma-client-cm") ? 1 : 2] += c;
             }
         }
         return ns;

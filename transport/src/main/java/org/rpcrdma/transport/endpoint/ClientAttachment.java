@@ -26,7 +26,9 @@ import org.rpcrdma.transport.wire.ConnectSettings;
 
 /**
  * One connection of an {@link RpcRdmaClient}: its rdma_cm id, event channel, hardware
- * ({@link VerbsLink}), {@link ConnectionEngine} and CM watcher thread. {@link #attach} makes one:
+ * ({@link VerbsLink}), {@link ConnectionEngine} and CM watcher thread; or, with
+ * {@code shareClientThreads}, a place on the JVM's {@link SharedClientThreads} (their
+ * completion group and their event thread, to which the id moves once connected). {@link #attach} makes one:
  * resolves address and route, builds the link, posts receives, connects with RFC 8797
  * private data and applies the negotiated inline thresholds and RDMA depth; a failure
  * partway releases what it got. {@link #destroy} releases it once.
@@ -41,20 +43,27 @@ public final class ClientAttachment {
     /** The cm thread's wait for an event: a backstop only, destroy wakes it (stopWaiting). */
     private static final long EVENT_WAIT_MILLIS = 60_000;
 
-    final EventChannel events;
+    /** Null with shared threads (the id's events go to theirs). */
+    private final EventChannel events;
     final CmId id;
     public final VerbsLink link;
     public final ConnectionEngine connection;
+    /** Null with shared threads. */
     private final Thread cmThread;
+    /** The shared threads this connection uses, or null. */
+    private final SharedClientThreads.Lease shared;
     private volatile boolean stop;
     private volatile boolean destroyed;
 
-    private ClientAttachment(EventChannel events, CmId id, VerbsLink link, ConnectionEngine connection) {
-        this.events = events;
+    private ClientAttachment(EventChannel events, CmId id, VerbsLink link, ConnectionEngine connection,
+            SharedClientThreads.Lease shared) {
+        this.events = shared == null ? events : null;
         this.id = id;
         this.link = link;
         this.connection = connection;
-        this.cmThread = Thread.ofPlatform().daemon().name("rpcrdma-client-cm").start(this::watch);
+        this.shared = shared;
+        this.cmThread = shared == null ? Thread.ofPlatform().daemon().name("rpcrdma-client-cm").start(this::watch)
+                : null;
     }
 
     /**
@@ -70,6 +79,7 @@ public final class ClientAttachment {
         EventChannel ec = new EventChannel();
         CmId id = null;
         VerbsLink link = null;
+        SharedClientThreads.Lease shared = null;
         boolean ok = false;
         try {
             id = ec.createId();
@@ -86,8 +96,12 @@ public final class ClientAttachment {
             // Backward calls with chunks (RFC 8167 §5.3) make us the responder that reads and
             // writes: only then do we ask for an RDMA Read depth of our own.
             int depth = ConnectionSizing.clientTakesBackwardChunks(o) ? Math.min(lim.maxQpInitRdAtom(), o.rdmaDepth()) : 0;
+            if (o.shareClientThreads()) {
+                shared = SharedClientThreads.acquire(id.device(), o);
+            }
             link = new VerbsLink(id, ConnectionSizing.sendContexts(o, true), o.inlineThreshold(), receiveCount, o.inlineThreshold(),
-                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered);
+                    o.busyPoll(), GENERATION.incrementAndGet(), o.chunkMemoryBytes(), depth, o.memoryWindows(), registered,
+                    null, shared == null ? null : shared.group());
             link.adaptiveSpin(TimeUnit.MICROSECONDS.toNanos(o.pollSpinMicros()));
             // Receives go up before connect (RFC 8167 §4.3.1): the server may send as soon as
             // the connection is established, and with rnr_retry 0 a Send that finds no
@@ -122,7 +136,12 @@ public final class ClientAttachment {
             });
             ConnectionAssembly.start(c, conn -> l.start(conn, "rpcrdma-client-cq"));
             LOG.log(Level.DEBUG, "connected to {0}: inline {1}/{2}", server, s.clientToServer(), s.serverToClient());
-            ClientAttachment a = new ClientAttachment(ec, id, link, c);
+            ClientAttachment a = new ClientAttachment(ec, id, link, c, shared);
+            if (shared != null) {
+                // a disconnect may already wait on our channel: migrating moves it along
+                shared.watch(id, a::onEvent);
+                ec.close();
+            }
             ok = true;
             return a;
         } finally {
@@ -134,6 +153,9 @@ public final class ClientAttachment {
                     id.close();
                 }
                 ec.close();
+                if (shared != null) {
+                    shared.release();
+                }
             }
         }
     }
@@ -158,11 +180,19 @@ public final class ClientAttachment {
     private void watch() {
         while (!stop) {
             CmEvent ev = events.poll(EVENT_WAIT_MILLIS);
-            if (ev != null && (ev.type() == CmEvent.Type.DISCONNECTED || ev.type() == CmEvent.Type.DEVICE_REMOVAL)) {
-                connection.onLinkLost(new RpcRdmaException("rdma_cm " + ev.type()));
+            if (ev != null && onEvent(ev)) {
                 return;
             }
         }
+    }
+
+    /** True when {@code ev} ended the connection (no later event matters). */
+    private boolean onEvent(CmEvent ev) {
+        if (ev.type() == CmEvent.Type.DISCONNECTED || ev.type() == CmEvent.Type.DEVICE_REMOVAL) {
+            connection.onLinkLost(new RpcRdmaException("rdma_cm " + ev.type()));
+            return true;
+        }
+        return false;
     }
 
     boolean destroyed() {
@@ -176,6 +206,12 @@ public final class ClientAttachment {
         }
         destroyed = true;
         stop = true;
+        if (shared != null) {
+            link.destroy();
+            id.close();
+            shared.release(); // ORDER: after the QP and the id, the last one closes the group and channel
+            return;
+        }
         events.stopWaiting(); // the cm thread returns from its wait at once and sees stop
         if (Thread.currentThread() != cmThread) {
             try {

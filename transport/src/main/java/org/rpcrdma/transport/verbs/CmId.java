@@ -27,7 +27,8 @@ public final class CmId extends Resource {
     private static final short AF_INET = 2;
     private static final short AF_INET6 = 10;
 
-    private final EventChannel channel;
+    /** The channel its events come on (changed only by {@link #migrate}). */
+    private volatile EventChannel channel;
     private final MemorySegment id;
     private Device device;
     private QueuePair qp;
@@ -241,6 +242,20 @@ public final class CmId extends Resource {
             }
             NativeChecks.status("rdma_reject", RdmaCmCalls.rdmaReject(id, d, len));
         }
+    }
+
+    /**
+     * rdma_migrate_id: this id's events, those not yet read too, come on {@code to} from now
+     * on (the old channel may then be closed). Not while a thread waits for this id's events
+     * on the old channel.
+     */
+    public void migrate(EventChannel to) {
+        checkOpen();
+        NativeChecks.status("rdma_migrate_id", RdmaCmCalls.rdmaMigrateId(id, to.handle()));
+        EventChannel from = channel;
+        to.register(this);
+        channel = to;
+        from.unregister(id.address());
     }
 
     /** rdma_disconnect; both sides then see DISCONNECTED, and posted work flushes. */
