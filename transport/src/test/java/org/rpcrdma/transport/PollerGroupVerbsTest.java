@@ -89,6 +89,30 @@ class PollerGroupVerbsTest {
                 .build(), 8, SMALL_CQ);
     }
 
+    /**
+     * The group outlives the connection it was made for: after the first client (whose
+     * cm_id brought the device) left, clients that fill the group's queues still connect,
+     * on a queue the group opens then.
+     */
+    @Test
+    @Timeout(value = 900, unit = TimeUnit.SECONDS)
+    void aGroupOpensQueuesAfterTheConnectionItWasMadeForLeft() throws Exception {
+        InetAddress ip = deviceAddress();
+        RpcRdmaOptions so = RpcRdmaOptions.builder().completionThreads(THREADS).connectTimeoutMillis(120_000)
+                .chunkMemoryBytes(0).build();
+        RpcRdmaOptions co = RpcRdmaOptions.builder().backwardCredits(2).connectTimeoutMillis(120_000)
+                .chunkMemoryBytes(0).build();
+        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), so, echo(), serverSide::add, SMALL_CQ);
+        connect(ip, co, 2);
+        callEach(0);
+        clients.removeFirst().close();
+        assertTrue(waitFor(() -> server.connections().size() == 1), "the server saw the first client leave");
+        // two queues of two connections each: the fourth newcomer needs a third queue
+        connect(ip, co, 4);
+        callEach(1);
+        assertTrue(server.completionQueues() > THREADS, "the group grew: " + server.completionQueues());
+    }
+
     private void clientsOnAGroup(RpcRdmaOptions serverOptions, int n) throws Exception {
         clientsOnAGroup(serverOptions, n, Integer.MAX_VALUE);
     }

@@ -142,7 +142,8 @@ public final class CompletionGroup implements AutoCloseable {
     private boolean closed;
 
     /**
-     * Makes {@code threads} CQs on {@code dev} and starts a thread polling each.
+     * Makes {@code threads} CQs on {@code dev} (a cm_id's: the group keeps a wrapper of its own) and starts a
+     * thread polling each.
      *
      * @param busyPoll   the threads spin on their CQs; else they arm them and sleep on their channel
      * @param spinNanos  event mode: how long a thread keeps polling after a completion before sleeping
@@ -155,10 +156,11 @@ public final class CompletionGroup implements AutoCloseable {
         if (threads < 1) {
             throw new IllegalArgumentException("threads " + threads);
         }
-        this.dev = dev;
+        // its own wrapper: the cm_id whose device this is may close long before the group
+        this.dev = dev.borrow();
         this.shared = shared;
         this.sharedReceiveEntries = shared == null ? 0 : sharedReceiveDepth;
-        this.entriesEach = Math.min(Math.min(maxEntries, MAX_ENTRIES), dev.queryLimits().maxCqe());
+        this.entriesEach = Math.min(Math.min(maxEntries, MAX_ENTRIES), this.dev.queryLimits().maxCqe());
         int budget = entriesEach - sharedReceiveEntries - SPARE;
         if (budget <= 0) {
             throw new RpcRdmaException("a completion queue of " + entriesEach + " entries (the device's most)"
@@ -170,7 +172,7 @@ public final class CompletionGroup implements AutoCloseable {
         try {
             for (int i = 0; i < threads; i++) {
                 int t = i;
-                members[i] = new Member(dev, busyPoll, spinNanos, counters, () -> threadFailed(t));
+                members[i] = new Member(this.dev, busyPoll, spinNanos, counters, () -> threadFailed(t));
                 openQueue(i);
             }
             for (int i = 0; i < threads; i++) {
@@ -302,5 +304,6 @@ public final class CompletionGroup implements AutoCloseable {
                 return null;
             });
         }
+        dev.close(); // the wrapper only: librdmacm keeps the context
     }
 }

@@ -38,6 +38,19 @@ public final class Device extends Resource {
         return new Device(ctx, NativeChecks.cString(IbVerbs.ibv_get_device_name(dev)), false);
     }
 
+    /**
+     * Another wrapper of this context that librdmacm owns, closed on its own: for an owner
+     * that outlives the cm_id this wrapper came with (closing that id closes this wrapper,
+     * not the context, which librdmacm keeps for the process).
+     */
+    public Device borrow() {
+        checkOpen();
+        if (owned) {
+            throw new IllegalStateException(name + ": an opened device is not lent; its owner closes the context");
+        }
+        return new Device(context, name, false);
+    }
+
     /** Names of the RDMA devices present (empty when the kernel has no RDMA support). */
     public static List<String> list() {
         try (Arena arena = Arena.ofConfined()) {
