@@ -41,8 +41,17 @@ class ReconnectRacesTest {
         /** While set, a reconnect waits here before it connects (a reconnect under way). */
         final AtomicReference<CountDownLatch> connectGate = new AtomicReference<>();
         final ClientReconnector<InMemoryPair> reconnector;
+        /** The server's side of the client's backchannel, bound on each connection it is enabled on; or null. */
+        final Backchannel backchannel;
+        /** Backward calls executed by the client, per XID. */
+        final Map<Integer, AtomicInteger> backwardExecutions = new ConcurrentHashMap<>();
 
         Client(RpcRdmaOptions o) {
+            this(o, null);
+        }
+
+        Client(RpcRdmaOptions o, RpcRdmaOptions serverOptions) {
+            backchannel = serverOptions == null ? null : new Backchannel(42, serverOptions, b -> { });
             AtomicReference<ClientReconnector<InMemoryPair>> self = new AtomicReference<>();
             reconnector = new ClientReconnector<>(InMemoryPair.ADDRESS, o, () -> {
                 CountDownLatch gate = connectGate.get();
@@ -62,7 +71,9 @@ class ReconnectRacesTest {
 
                 @Override
                 public void destroy(InMemoryPair p) {
-                    destroyed.add(p); // closed at the end: a late hand-over may still run on it
+                    // closed at the end (closing it here would refuse a late hand-over, which a
+                    // released verbs connection does not): each test keeps its losses to a few hundred
+                    destroyed.add(p);
                 }
 
                 @Override
@@ -83,7 +94,22 @@ class ReconnectRacesTest {
             ConnectionEngine e = p.client().engine();
             e.orphanSink(os -> r.adopt(e, os));
             pairs.add(p);
+            if (backchannel != null) {
+                e.backchannel().clientInstance(42); // as ClientAttachment: the same on every connection
+                p.server().engine().backchannel().listener((c, id) -> backchannel.bind(c)); // as RpcRdmaServer
+                if (r.current() == null) { // the first connection; the reconnector enables it on the next ones
+                    p.client().enableBackchannel(backwardEcho()).join();
+                }
+            }
             return p;
+        }
+
+        private CallHandler backwardEcho() {
+            CallHandler echo = echo();
+            return call -> {
+                backwardExecutions.computeIfAbsent(call.xid(), k -> new AtomicInteger()).incrementAndGet();
+                echo.handle(call);
+            };
         }
 
         /** As the QP going to error: both ends see the loss. */
@@ -164,18 +190,22 @@ class ReconnectRacesTest {
         int perCaller = 400;
         try (Client client = new Client(RpcRdmaOptions.builder().reconnectAttempts(5).credits(4).build())) {
             AtomicBoolean calling = new AtomicBoolean(true);
+            AtomicInteger drops = new AtomicInteger();
             Thread chaos = Thread.ofPlatform().name("chaos").start(() -> {
                 while (calling.get()) {
                     LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(200_000, 3_000_000));
                     client.drop(client.reconnector.current());
+                    drops.incrementAndGet();
                 }
             });
             List<CompletableFuture<ReceivedMessage>> futures = new CopyOnWriteArrayList<>();
+            AtomicInteger issued = new AtomicInteger();
             List<Thread> threads = new ArrayList<>();
             for (int t = 0; t < callers; t++) {
                 int base = 0x1000 * (t + 1);
                 threads.add(Thread.ofPlatform().start(() -> {
-                    for (int i = 0; i < perCaller; i++) {
+                    for (int i = 0; (i < perCaller || drops.get() < 100) && i < 0xfff; i++) { // until 100 losses raced them
+                        issued.incrementAndGet();
                         int xid = base + i;
                         byte[] arg = {(byte) xid, (byte) (xid >> 8)};
                         CompletableFuture<ReceivedMessage> f = client.call(callMsg(xid, 1, arg), RETRY, (i & 1) == 0);
@@ -207,7 +237,7 @@ class ReconnectRacesTest {
             long failed = futures.stream().filter(CompletableFuture::isCompletedExceptionally).count();
             assertEquals(List.of(), problems, failed + " of " + futures.size() + " calls with retry did not get"
                     + " their reply across " + client.reconnector.reconnects() + " reconnects");
-            assertEquals(callers * perCaller, client.executions.size(), "every call executed at least once");
+            assertEquals(issued.get(), client.executions.size(), "every call executed at least once");
             assertEquals(0, client.reconnector.parked(), "nothing parked after");
             // after the last loss the client reconnects at its next call (nothing to carry over)
             assertArrayEquals(new byte[] {9}, results(client.reconnector.call(callMsg(0x9999, 1, new byte[] {9}), RETRY)
@@ -218,4 +248,115 @@ class ReconnectRacesTest {
                     && now.requester().waiting() == 0, 5_000), "nothing outstanding after");
         }
     }
+
+    /**
+     * The soak's traffic in memory: forward calls with retry through the reconnector and
+     * backward calls through the server's {@link Backchannel} (RFC 8167 §5.4: they wait for
+     * the client and are sent again on its next connection), each with a timeout of its
+     * own, some shorter than the outages, while connections are lost at random moments.
+     * Every call ends exactly once: answered with its own reply, or failed with
+     * {@link CallTimeoutException} no later than its deadline (plus a margin for a loaded
+     * host); none fails with anything else, and afterwards nothing is parked on either
+     * side and no call is outstanding.
+     */
+    @Test
+    void forwardAndBackwardCallsEndByTheirDeadlineAcrossRacingLosses() throws Exception {
+        for (int round = 0; round < 3; round++) { // each round's connections are released after it
+            forwardAndBackwardRound(300);
+        }
+    }
+
+    private static void forwardAndBackwardRound(int perCaller) throws Exception {
+        RpcRdmaOptions o = RpcRdmaOptions.builder().reconnectAttempts(5).credits(4).backwardCredits(2).build();
+        try (Client client = new Client(o, RpcRdmaOptions.builder().build())) {
+            AtomicBoolean calling = new AtomicBoolean(true);
+            AtomicInteger drops = new AtomicInteger();
+            Set<InMemoryPair> dropped = ConcurrentHashMap.newKeySet();
+            Thread chaos = Thread.ofPlatform().name("chaos").start(() -> {
+                while (calling.get()) {
+                    LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(500_000, 5_000_000));
+                    InMemoryPair current = client.reconnector.current();
+                    if (dropped.add(current)) { // one loss each connection (its loss reaches the client a moment later)
+                        client.drop(current);
+                        drops.incrementAndGet();
+                    }
+                }
+            });
+            AtomicInteger issued = new AtomicInteger();
+            Map<Integer, Ended> ends = new ConcurrentHashMap<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                boolean backward = t >= 2;
+                int base = (backward ? 0x40000000 : 0) | 0x10000 * (t + 1);
+                threads.add(Thread.ofPlatform().start(() -> {
+                    ThreadLocalRandom rnd = ThreadLocalRandom.current();
+                    // at least perCaller calls, and on until 30 losses raced them
+                    for (int i = 0; (i < perCaller || drops.get() < 30) && i < 0xffff; i++) {
+                        issued.incrementAndGet();
+                        int xid = base + i;
+                        byte[] arg = {(byte) xid, (byte) (xid >> 8)};
+                        long timeoutMs = i % 4 == 0 ? rnd.nextLong(1, 20) : 20_000;
+                        CallOptions co = CallOptions.timeout(timeoutMs, TimeUnit.MILLISECONDS).withRetry(true);
+                        long start = System.nanoTime();
+                        MemorySegment m = callMsg(xid, 1, arg);
+                        CompletableFuture<ReceivedMessage> f = backward ? client.backchannel.call(m, co)
+                                : client.call(m, co, (i & 1) == 0);
+                        CompletableFuture<Void> ended = f.handle((r, x) -> {
+                            ends.put(xid, new Ended(timeoutMs, System.nanoTime() - start,
+                                    x != null ? x : java.util.Arrays.equals(arg, results(r)) ? null
+                                            : new AssertionError("wrong reply")));
+                            return null;
+                        });
+                        if (i % 8 == 7) {
+                            ended.join(); // a window of about 8 per caller
+                        }
+                    }
+                }));
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            calling.set(false);
+            chaos.join();
+            // the client comes back (its backchannel makes it reconnect after every loss)
+            assertTrue(CoreDefectsTest.await(() -> ends.size() == issued.get(), 60_000),
+                    (issued.get() - ends.size()) + " calls neither answered nor failed 60 s after the last loss;"
+                    + " parked: client " + client.reconnector.parked() + ", backchannel "
+                    + client.backchannel.waitingCalls());
+            List<String> problems = new ArrayList<>();
+            int timedOut = 0;
+            for (var e : new java.util.TreeMap<>(ends).entrySet()) {
+                Ended d = e.getValue();
+                Throwable x = d.failure instanceof java.util.concurrent.CompletionException c ? c.getCause() : d.failure;
+                long ms = TimeUnit.NANOSECONDS.toMillis(d.nanos);
+                if (x instanceof CallTimeoutException) {
+                    timedOut++;
+                }
+                String p = x != null && !(x instanceof CallTimeoutException) ? "failed: " + x
+                        : ms > d.timeoutMs + 3_000 ? "ended after " + ms + " ms, its timeout " + d.timeoutMs + " ms"
+                        : null;
+                if (p != null && problems.size() < 8) {
+                    problems.add("0x" + Integer.toHexString(e.getKey()) + " " + p);
+                }
+            }
+            assertEquals(List.of(), problems, "across " + client.reconnector.reconnects() + " reconnects, "
+                    + timedOut + " timed out");
+            assertEquals(0, client.reconnector.parked(), "nothing parked by the client after");
+            assertTrue(CoreDefectsTest.await(() -> client.backchannel.waitingCalls() == 0, 5_000),
+                    "nothing parked by the backchannel after");
+            // a client with a backchannel reconnects after every loss (RFC 8167 §5.4)
+            assertTrue(CoreDefectsTest.await(() -> client.reconnector.openConnection() != null
+                    && client.backchannel.connection().isOpen(), 10_000), "connected after, the backchannel bound");
+            assertTrue(CoreDefectsTest.await(() -> client.reconnector.reconnects() == drops.get(), 5_000),
+                    client.reconnector.reconnects() + " reconnects after " + drops.get() + " losses: one after each");
+            ConnectionEngine now = client.reconnector.openConnection();
+            Connection server = client.backchannel.connection();
+            assertTrue(CoreDefectsTest.await(() -> now.requester().outstanding() == now.requester().abandonedInFlight()
+                    && now.requester().waiting() == 0 && server.engine().requester().waiting() == 0
+                    && server.engine().requester().outstanding() == server.engine().requester().abandonedInFlight(),
+                    5_000), "no call outstanding after but abandoned ones awaiting their late reply");
+        }
+    }
+
+    private record Ended(long timeoutMs, long nanos, Throwable failure) {}
 }
