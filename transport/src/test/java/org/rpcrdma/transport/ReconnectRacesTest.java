@@ -192,7 +192,7 @@ class ReconnectRacesTest {
             AtomicBoolean calling = new AtomicBoolean(true);
             AtomicInteger drops = new AtomicInteger();
             Thread chaos = Thread.ofPlatform().name("chaos").start(() -> {
-                while (calling.get()) {
+                while (calling.get() && drops.get() < 60) { // each lost pair keeps its threads until the end
                     LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(200_000, 3_000_000));
                     client.drop(client.reconnector.current());
                     drops.incrementAndGet();
@@ -204,7 +204,7 @@ class ReconnectRacesTest {
             for (int t = 0; t < callers; t++) {
                 int base = 0x1000 * (t + 1);
                 threads.add(Thread.ofPlatform().start(() -> {
-                    for (int i = 0; (i < perCaller || drops.get() < 100) && i < 0xfff; i++) { // until 100 losses raced them
+                    for (int i = 0; (i < perCaller || drops.get() < 60) && i < 0xfff; i++) { // until 60 losses raced them
                         issued.incrementAndGet();
                         int xid = base + i;
                         byte[] arg = {(byte) xid, (byte) (xid >> 8)};
@@ -273,7 +273,7 @@ class ReconnectRacesTest {
             AtomicInteger drops = new AtomicInteger();
             Set<InMemoryPair> dropped = ConcurrentHashMap.newKeySet();
             Thread chaos = Thread.ofPlatform().name("chaos").start(() -> {
-                while (calling.get()) {
+                while (calling.get() && drops.get() < 30) { // each lost pair keeps its threads until the end
                     LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(500_000, 5_000_000));
                     InMemoryPair current = client.reconnector.current();
                     if (dropped.add(current)) { // one loss each connection (its loss reaches the client a moment later)
