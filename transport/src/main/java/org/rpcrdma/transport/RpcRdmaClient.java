@@ -45,7 +45,7 @@ public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
     private final RpcRdmaOptions options;
     private final long instanceId;
     private final RegisteredBuffers registered;
-    private final ClientReconnector reconnector;
+    private final ClientReconnector<ClientAttachment> reconnector;
 
     private RpcRdmaClient(InetSocketAddress server, RpcRdmaOptions o) {
         this.server = server;
@@ -56,7 +56,7 @@ public final class RpcRdmaClient implements BidirectionalCaller, AutoCloseable {
             id = RANDOM.nextLong();
         } while (id == 0);
         this.instanceId = id;
-        this.reconnector = new ClientReconnector(server, o, this::attach);
+        this.reconnector = ClientReconnector.verbs(server, o, this::attach);
     }
 
     /** Connects to {@code server} (port from the address; 20049 is the usual one). */

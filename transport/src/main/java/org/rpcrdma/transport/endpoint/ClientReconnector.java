@@ -39,13 +39,41 @@ import org.rpcrdma.transport.rpc.ParkedCalls;
  * the reconnect thread) is one state machine; the client's public API only asks it for the
  * current connection, to place a call, or to close.
  */
-public final class ClientReconnector {
+public final class ClientReconnector<A> {
     private static final System.Logger LOG = System.getLogger(ClientReconnector.class.getName());
+
+    /** What the reconnector does with one connection of its client (on verbs, a {@link ClientAttachment}). */
+    public interface Attachments<A> {
+        ConnectionEngine engine(A a);
+
+        /** Releases it, once (called again, does nothing). */
+        void destroy(A a);
+
+        boolean destroyed(A a);
+    }
+
+    private static final Attachments<ClientAttachment> VERBS = new Attachments<>() {
+        @Override
+        public ConnectionEngine engine(ClientAttachment a) {
+            return a.connection;
+        }
+
+        @Override
+        public void destroy(ClientAttachment a) {
+            a.destroy();
+        }
+
+        @Override
+        public boolean destroyed(ClientAttachment a) {
+            return a.destroyed();
+        }
+    };
 
     private final InetSocketAddress server;
     private final RpcRdmaOptions options;
     /** Makes a new connection (throws if it cannot). */
-    private final Supplier<ClientAttachment> attach;
+    private final Supplier<A> attach;
+    private final Attachments<A> attachments;
     private final LongAdder reconnects = new LongAdder();
     private final LongAdder failures = new LongAdder();
     private final List<Consumer<Connection>> reconnected = new CopyOnWriteArrayList<>();
@@ -54,25 +82,33 @@ public final class ClientReconnector {
     private final ParkedCalls waiting;
     /** Lost connections being released, off the reconnect path. */
     private final Teardowns teardowns = new Teardowns("rpcrdma-client-teardown");
-    private volatile ClientAttachment current;
+    private volatile A current;
     private boolean reconnecting;
     private boolean closed;
     private Thread reconnector;
 
-    public ClientReconnector(InetSocketAddress server, RpcRdmaOptions options, Supplier<ClientAttachment> attach) {
+    /** An {@link RpcRdmaClient}'s: its connections are {@link ClientAttachment}s. */
+    public static ClientReconnector<ClientAttachment> verbs(InetSocketAddress server, RpcRdmaOptions options,
+            Supplier<ClientAttachment> attach) {
+        return new ClientReconnector<>(server, options, attach, VERBS);
+    }
+
+    public ClientReconnector(InetSocketAddress server, RpcRdmaOptions options, Supplier<A> attach,
+            Attachments<A> attachments) {
         this.server = server;
         this.options = options;
         this.attach = attach;
+        this.attachments = attachments;
         this.waiting = new ParkedCalls(server.toString(), 0, "");
     }
 
     /** The first connection (made before anything can be lost). */
-    public void first(ClientAttachment a) {
+    public void first(A a) {
         current = a;
     }
 
     /** The current connection (after a loss, the lost one until a reconnect succeeds). */
-    public ClientAttachment current() {
+    public A current() {
         return current;
     }
 
@@ -84,6 +120,11 @@ public final class ClientReconnector {
     /** {@code listener} is told of each new connection after a reconnect (see {@link RpcRdmaClient#onReconnect}). */
     public void onReconnect(Consumer<Connection> listener) {
         reconnected.add(listener);
+    }
+
+    /** Calls parked for the next connection now. */
+    public int parked() {
+        return waiting.size();
     }
 
     /** Reconnect attempts that failed so far. */
@@ -99,13 +140,13 @@ public final class ClientReconnector {
     public CompletableFuture<ReceivedMessage> call(MemorySegment rpcCall, CallOptions o) {
         CallArguments.check(rpcCall, o, options.maxChunkBytes());
         long timeoutNanos = CallArguments.timeoutNanos(o, options.callTimeoutMillis());
-        ClientAttachment a;
+        A a;
         synchronized (lock) {
             if (closed) {
                 return CompletableFuture.failedFuture(new ConnectionLostException("client to " + server + " is closed", null));
             }
             a = current;
-            if ((reconnecting || !a.connection.isOpen()) && options.reconnectAttempts() > 0) {
+            if ((reconnecting || !engine(a).isOpen()) && options.reconnectAttempts() > 0) {
                 CallRequest c = CallRequest.issue(rpcCall, o.retry());
                 // whether it needs chunks is decided on the connection it is sent on
                 c.maxReplyBytes(o.maxReplyBytes());
@@ -116,44 +157,59 @@ public final class ClientReconnector {
                 return f;
             }
         }
-        return a.connection.call(rpcCall, o, timeoutNanos);
+        return engine(a).call(rpcCall, o, timeoutNanos);
     }
 
     /** The connection a call can go on now (open, not reconnecting, not closed), else null: the call would be parked. */
     public ConnectionEngine openConnection() {
         synchronized (lock) {
-            ClientAttachment a = current;
-            return !closed && !reconnecting && a.connection.isOpen() ? a.connection : null;
+            A a = current;
+            return !closed && !reconnecting && engine(a).isOpen() ? engine(a) : null;
         }
     }
 
     /** From a lost connection: the calls it could not complete (maybe none). */
     public void adopt(ConnectionEngine lost, List<CallRequest> orphans) {
-        ClientAttachment release = null;
+        A release = null;
+        ConnectionEngine next = null;
         synchronized (lock) {
-            ClientAttachment cur = current;
+            A cur = current;
+            boolean carryOver = !closed && options.reconnectAttempts() > 0;
             if (cur == null) {
                 // lost while the first connect was still in progress: nothing to carry over to
-            } else if (!closed && options.reconnectAttempts() > 0 && cur.connection == lost
+            } else if (carryOver && engine(cur) == lost
                     && (!orphans.isEmpty() || lost.backchannelHandler() != null || !waiting.isEmpty())) {
                 waiting.park(orphans);
                 startReconnect();
                 return;
-            } else if (!closed && cur.connection != lost && cur.connection.isOpen()) {
-                // an old connection's late orphans: the new one takes them
-                orphans.forEach(cur.connection::submit);
+            } else if (!closed && engine(cur) != lost && engine(cur).isOpen() && !reconnecting) {
+                next = engine(cur); // an old connection's late orphans: the new one takes them
+            } else if (carryOver && engine(cur) != lost && !orphans.isEmpty()) {
+                // an old connection's late orphans while the current one is gone too: they
+                // wait for the next connection like the current one's (RFC 8167 §5.4)
+                waiting.park(orphans);
+                startReconnect();
                 return;
-            } else if (!closed && cur.connection == lost && !reconnecting && !cur.destroyed()) {
+            } else if (!closed && engine(cur) == lost && !reconnecting && !attachments.destroyed(cur)) {
                 // nothing to carry over: release the QP, memory and poller now rather than at
                 // the next call or close() (a busy poller would spin a core until then)
                 release = cur;
             }
         }
+        if (next != null) {
+            orphans.forEach(next::submit); // no lock: a call failing here runs its caller's code
+            return;
+        }
         if (release != null) {
-            teardowns.release(release::destroy);
+            A r = release;
+            teardowns.release(() -> attachments.destroy(r));
         }
         ConnectionLostException e = new ConnectionLostException(lost + ": connection lost", null);
         orphans.forEach(o -> o.fail(e));
+    }
+
+    private ConnectionEngine engine(A a) {
+        return attachments.engine(a);
     }
 
     /** Caller holds lock. */
@@ -166,13 +222,13 @@ public final class ClientReconnector {
     }
 
     private void reconnect() {
-        ClientAttachment old = current;
-        CallHandler backchannel = old.connection.backchannelHandler();
-        boolean announce = old.connection.backchannel().announced();
+        A old = current;
+        CallHandler backchannel = engine(old).backchannelHandler();
+        boolean announce = engine(old).backchannel().announced();
         // The connection is already lost (its calls were handed to us or failed): release it
         // on a thread of its own, as xprtrdma does; the new connection does not wait for it.
-        teardowns.release(old::destroy);
-        Events.state(old.connection.toString(), "RECONNECTING", server.toString());
+        teardowns.release(() -> attachments.destroy(old));
+        Events.state(engine(old).toString(), "RECONNECTING", server.toString());
         RuntimeException last = null;
         ReconnectBackoff backoff = new ReconnectBackoff(options, backchannel != null, System.nanoTime());
         int attempt = 0;
@@ -183,7 +239,7 @@ public final class ClientReconnector {
                     break;
                 }
             }
-            ClientAttachment a;
+            A a;
             try {
                 a = attach.get();
             } catch (RuntimeException e) {
@@ -198,8 +254,8 @@ public final class ClientReconnector {
             List<CallRequest> resend;
             synchronized (lock) {
                 if (closed) {
-                    a.connection.close(0, TimeUnit.MILLISECONDS);
-                    a.destroy();
+                    engine(a).close(0, TimeUnit.MILLISECONDS);
+                    attachments.destroy(a);
                     break;
                 }
                 current = a;
@@ -207,21 +263,21 @@ public final class ClientReconnector {
                 resend = waiting.takeAll();
             }
             reconnects.increment();
-            Events.state(a.connection.toString(), "RECONNECTED", "attempt " + attempt + ", resending " + resend.size());
+            Events.state(engine(a).toString(), "RECONNECTED", "attempt " + attempt + ", resending " + resend.size());
             LOG.log(Level.DEBUG, "reconnected to {0}, resending {1} calls", server, resend.size());
             if (backchannel != null && announce) {
-                a.connection.enableBackchannel(backchannel) // first in line: credits start at 1
+                engine(a).enableBackchannel(backchannel) // first in line: credits start at 1
                         .exceptionally(t -> {
                             LOG.log(Level.WARNING, "re-enabling the backchannel on {0} failed: {1}", server, t.toString());
                             return null;
                         });
             } else if (backchannel != null) {
-                a.connection.serveBackwardCalls(backchannel);
+                engine(a).serveBackwardCalls(backchannel);
             }
-            resend.forEach(a.connection::submit);
+            resend.forEach(engine(a)::submit);
             for (var l : reconnected) {
                 try {
-                    l.accept(a.connection.connection());
+                    l.accept(engine(a).connection());
                 } catch (RuntimeException e) {
                     LOG.log(Level.WARNING, "a reconnect listener failed: {0}", e.toString());
                 }
@@ -268,7 +324,7 @@ public final class ClientReconnector {
      *
      * @return the connection to close, or null if closed before
      */
-    public ClientAttachment close() {
+    public A close() {
         List<CallRequest> failed;
         Thread r;
         synchronized (lock) {
