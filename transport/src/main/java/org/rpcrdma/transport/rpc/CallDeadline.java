@@ -90,7 +90,15 @@ final class CallDeadline {
 
     /** The call ended: a scheduled task is cancelled. */
     void stop() {
-        ScheduledFuture<?> t = task;
+        cancel(task);
+    }
+
+    /** This use's scheduled task, or null: read before the call ends, cancelled after ({@link #cancel}). */
+    ScheduledFuture<?> task() {
+        return task;
+    }
+
+    static void cancel(ScheduledFuture<?> t) {
         if (t != null) {
             t.cancel(false);
         }

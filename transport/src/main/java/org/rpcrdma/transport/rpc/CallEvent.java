@@ -49,9 +49,18 @@ final class CallEvent {
         return e == null ? 0 : view.byteSize();
     }
 
+    /** This use's event, or null: read before the call ends, ended after ({@link #end(Events.Call, CallRequest, String, long)}). */
+    Events.Call current() {
+        return e;
+    }
+
     /** The call ended with {@code outcome}: recorded if it took long enough. */
     void end(CallRequest r, String outcome, long replyBytes) {
-        Events.Call c = e;
+        end(e, r, outcome, replyBytes);
+    }
+
+    /** Use {@code c} of {@code r} ended with {@code outcome}. */
+    static void end(Events.Call c, CallRequest r, String outcome, long replyBytes) {
         if (c == null) {
             return;
         }

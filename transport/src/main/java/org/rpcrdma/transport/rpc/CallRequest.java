@@ -3,6 +3,7 @@ package org.rpcrdma.transport.rpc;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.ScheduledFuture;
 import java.util.function.BooleanSupplier;
 import org.rpcrdma.transport.CallTimeoutException;
 import org.rpcrdma.transport.DdpArgument;
@@ -172,6 +173,22 @@ public final class CallRequest {
         return (s & 3) == PENDING && OUTCOME.compareAndSet(this, s, s | to);
     }
 
+    /**
+     * Ends this use as {@code to} (a reply or a failure), its event and timer with it; false
+     * if it had ended. What the end touches is read before it: from then on a blocking
+     * caller may take the outcome, recycle this request and start its next call on it.
+     */
+    private boolean end(int to, String outcome, long replyBytes) {
+        Events.Call ev = event.current();
+        ScheduledFuture<?> timer = deadline.task();
+        if (!end(to)) {
+            return false;
+        }
+        CallEvent.end(ev, this, outcome, replyBytes);
+        CallDeadline.cancel(timer);
+        return true;
+    }
+
     boolean retry() {
         return retry;
     }
@@ -301,12 +318,8 @@ public final class CallRequest {
         replySlot = slot;
         replyView = view;
         long size = event.replyBytes(view);
-        if (!end(REPLIED)) {
-            return false;
-        }
-        event.end(this, "reply", size);
-        deadline.stop();
-        return completion.inline(this, conn, slot, view);
+        Completion c = completion; // ORDER: before the end (see end(int, String, long))
+        return end(REPLIED, "reply", size) && c.inline(this, conn, slot, view);
     }
 
     /** The transport completes the call with its reassembled reply; false if the caller had abandoned it. */
@@ -315,24 +328,19 @@ public final class CallRequest {
         deliveredBy = Thread.currentThread();
         replyMsg = reply;
         long size = event.replyBytes(reply);
-        if (!end(REPLIED)) {
-            return false;
-        }
-        event.end(this, "reply", size);
-        deadline.stop();
-        return completion.message(this, reply);
+        Completion c = completion; // ORDER: before the end (see end(int, String, long))
+        return end(REPLIED, "reply", size) && c.message(this, reply);
     }
 
     /** The transport fails the call; false if it had ended already. */
     public boolean fail(Throwable t) {
         releaseExposure(); // ORDER: no rkey of this call outlives it (RFC 8166 §4.4)
         failure = t;
-        if (!end(FAILED)) {
+        Completion c = completion; // ORDER: before the end (see end(int, String, long))
+        if (!end(FAILED, t.getClass().getSimpleName(), 0)) {
             return false;
         }
-        event.end(this, t.getClass().getSimpleName(), 0);
-        deadline.stop();
-        completion.failed(this, t);
+        c.failed(this, t);
         return true;
     }
 
