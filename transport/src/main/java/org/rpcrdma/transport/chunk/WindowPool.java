@@ -25,12 +25,6 @@ import org.rpcrdma.transport.verbs.SendBatch;
  * {@link #remotelyInvalidated}): never twice. What runs next ({@code then}) runs once the
  * rkeys are invalid, so chunk memory is read or reused only after the peer lost it.
  *
- * <p>A bind is not posted on its own: it waits, first in {@link #chain}, for the next
- * post of this pool or of the link's Sends ({@link #sendAfterBinds}), whichever comes
- * first, and goes with it in one ibv_post_send (one system call and one run of rxe's
- * requester, not two). The Send that names its rkey always comes after it, so it is
- * posted by then; a LOCAL_INV of it follows it in the same chain.
- *
  * <p>Send queue room: a window has at most one bind (unsignalled) and one LOCAL_INV
  * outstanding, so the link sizes its send queue {@code 2 * capacity} larger and its CQ
  * {@code capacity} larger. Bind and LOCAL_INV posts hold this object's lock; the link
@@ -55,12 +49,7 @@ public final class WindowPool {
     /** Bound windows by rkey: rkey -> window index. */
     private final BoundRkeys bound;
     private final boolean[] invalidatedByPeer;
-    /**
-     * Binds not posted yet ({@link #bindsPending}), then what goes with them: a withdrawal's
-     * LOCAL_INVs or a Send. Room for a bind per window, a withdrawal and a Send.
-     */
-    private final SendBatch chain;
-    private volatile boolean bindsPending;
+    private final SendBatch batch = new SendBatch(MAX_PER_WITHDRAWAL, 1);
     private final RkeyTags tags = new RkeyTags();
     /** Withdrawals waiting for their LOCAL_INV: token -> windows and what runs next. */
     private final int[][] pendingWindows;
@@ -78,7 +67,6 @@ public final class WindowPool {
         this.free = new int[capacity];
         this.invalidatedByPeer = new boolean[capacity];
         this.bound = new BoundRkeys(capacity);
-        this.chain = new SendBatch(capacity + MAX_PER_WITHDRAWAL + 1, 1);
         this.pendingWindows = new int[capacity][MAX_PER_WITHDRAWAL];
         this.pendingCount = new int[capacity];
         this.pendingThen = new Runnable[capacity];
@@ -108,11 +96,18 @@ public final class WindowPool {
             return NO_WINDOW;
         }
         MemoryWindow mw = windows[w];
-        // Unsignalled: a failed bind completes in error anyway and ends the link. Posted
-        // with the next Send (the one that names the rkey at the latest) or withdrawal.
-        int rkey = tags.renew(mw.rkey());
-        chain.bindWindow(WrId.pack(WrId.OP_BIND_MW, w, generation), mw, mr, address, length, access, 0, rkey);
-        bindsPending = true;
+        batch.clear();
+        // Unsignalled: a failed bind completes in error anyway and ends the link; the Send
+        // that names the rkey follows on the same send queue, after the bind.
+        batch.bindWindow(WrId.pack(WrId.OP_BIND_MW, w, generation), mw, mr, address, length, access, 0,
+                tags.renew(mw.rkey()));
+        try {
+            qp.postSend(batch);
+        } catch (RuntimeException e) {
+            free[freeCount++] = w;
+            throw e;
+        }
+        int rkey = mw.rkey();
         bound.put(rkey, w);
         invalidatedByPeer[w] = false;
         StatsCounters s = stats;
@@ -190,6 +185,7 @@ public final class WindowPool {
         if (n > MAX_PER_WITHDRAWAL) {
             throw new IllegalArgumentException(n + " rkeys in one withdrawal");
         }
+        batch.clear();
         int token = -1;
         for (int i = 0; i < n; i++) {
             int w = bound.remove(rkeys[i]);
@@ -210,18 +206,18 @@ public final class WindowPool {
                 pendingCount[token] = 0;
             }
             pendingWindows[token][pendingCount[token]++] = w;
-            chain.localInvalidate(WrId.pack(WrId.OP_LOCAL_INV, token, generation), rkeys[i], 0);
+            batch.localInvalidate(WrId.pack(WrId.OP_LOCAL_INV, token, generation), rkeys[i], 0);
             if (s != null) {
                 s.localInvalidations.increment();
             }
         }
         if (token < 0) {
-            return true; // binds pending stay so: nothing to post
+            return true;
         }
-        chain.signalLast();
+        batch.signalLast();
         pendingThen[token] = then;
         try {
-            postChain();
+            qp.postSend(batch);
         } catch (RuntimeException e) {
             // the QP is failing: its windows stay out of use (closeAll frees them); go on
             pendingThen[token] = null;
@@ -229,36 +225,6 @@ public final class WindowPool {
             return true;
         }
         return false;
-    }
-
-    /** Whether binds wait for a post ({@link #sendAfterBinds}); read without the lock. */
-    public boolean bindsPending() {
-        return bindsPending;
-    }
-
-    /**
-     * Posts the binds not posted yet and, behind them in the same chain, a Send of
-     * {@code [address, +length)} under {@code lkey} (IBV_WR_SEND_WITH_INV of the peer's
-     * {@code invalidateRkey} unless it is 0, RFC 8797 §7). The caller holds the link's gate.
-     */
-    public synchronized void sendAfterBinds(long wrId, int lkey, long address, int length, int invalidateRkey,
-            int flags) {
-        if (invalidateRkey == 0) {
-            chain.send(wrId, lkey, address, length, flags);
-        } else {
-            chain.sendWithInvalidate(wrId, lkey, address, length, invalidateRkey, flags);
-        }
-        postChain();
-    }
-
-    /** Posts {@link #chain}; emptied however the post ends (a failing QP ends the link). Caller holds the lock. */
-    private void postChain() {
-        try {
-            qp.postSend(chain);
-        } finally {
-            chain.clear();
-            bindsPending = false;
-        }
     }
 
     /**
@@ -305,8 +271,7 @@ public final class WindowPool {
         allocated = 0;
         freeCount = 0;
         bound.clear();
-        bindsPending = false;
-        chain.close();
+        batch.close();
         return left.toArray(new Runnable[0]);
     }
 }

@@ -48,8 +48,6 @@ public final class LinkHardware {
     final SharedReceiveHardware shared;
     /** Chunk data and what is exposed to the peer; used under the link's gate like everything native. */
     final ChunkMemory chunks;
-    /** {@link #chunks}' memory windows, whose binds go out with the next Send; null: none. */
-    final WindowPool windows;
     /** The chunk pool's registration (in {@link #chunks}), or null: its memory is {@link #arena}'s. */
     private final MemoryRegion chunkMr;
     private final Arena arena = Arena.ofShared();
@@ -129,7 +127,6 @@ public final class LinkHardware {
             windows.closeAll(); // the device refused a window: a registration per RPC, and no R
             windows = null;
         }
-        this.windows = windows;
         this.chunks = new ChunkMemory(p, cm, windows, callerBuffers, guard);
     }
 

@@ -4,7 +4,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import org.rpcrdma.transport.LinkClosedException;
 import org.rpcrdma.transport.chunk.ChunkBuffer;
-import org.rpcrdma.transport.chunk.WindowPool;
 import org.rpcrdma.transport.verbs.QueuePair;
 import org.rpcrdma.transport.verbs.RecvBatch;
 import org.rpcrdma.transport.verbs.SendBatch;
@@ -61,15 +60,10 @@ public final class WorkRequests {
     void send(int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
         long stamp = gate.enter("send");
         try {
+            send.clear();
             long addr = buffer.address(); // a slice of sendMr
             long wrId = WrId.pack(WrId.OP_SEND, slot, generation);
             int flags = signalled ? SendBatch.SIGNALED : 0;
-            WindowPool windows = hw.windows;
-            if (windows != null && windows.bindsPending()) { // one chain, binds first: see WindowPool
-                windows.sendAfterBinds(wrId, hw.sendMr.lkey(), addr, length, rkey, flags);
-                return;
-            }
-            send.clear();
             if (rkey == 0) {
                 send.send(wrId, hw.sendMr.lkey(), addr, length, flags);
             } else {
