@@ -371,8 +371,9 @@ class EndpointVerbsTest {
         Usage b = before;
         Usage after = Usage.now();
         // the server's completion group, made at its first connection, lives as long as the
-        // server: a CQ and its WorkCompletions per queue, a channel per thread (event mode)
-        int group = 2 * server.completionQueues() + OPTS.completionThreads();
+        // server: a CQ and its WorkCompletions per queue, a channel per thread (event mode),
+        // and its own wrapper of the device
+        int group = 2 * server.completionQueues() + OPTS.completionThreads() + 1;
         // what the GC freed may reach malloc a little later (cleaners): wait for flat, up to 5 s
         for (long deadline = System.nanoTime() + 5_000_000_000L;
                 !after.flatSince(b, live0 + group, mapsAllowed, mallocAllowedKiB)
