@@ -174,7 +174,6 @@ public final class RpcRdmaOptions {
     }
 
     @Override
-    /** See {@link Builder#hashCode}. */
     public int hashCode() {
         return v.hashCode();
     }

@@ -20,8 +20,7 @@ import org.rpcrdma.xdr.Xdr;
  * It moves between connections when a lost connection hands it over (same XID, RFC 8167
  * §5.4).
  *
- * <p>It ends exactly once: its outcome leaves PENDING by one compare-and-set, won by the
- * reply, a failure, or its abandonment (its timeout, the caller's interrupt, or the
+ * <p>It ends exactly once ({@link CallOutcome}): won by the reply, a failure, or its abandonment (its timeout, the caller's interrupt, or the
  * caller completing or cancelling its future). How the end reaches the caller is its
  * {@link Completion}: a future, a callback, or a blocking caller that reads the reply in
  * place. A sent call that is abandoned keeps its XID slot and credit until its reply
@@ -35,30 +34,21 @@ import org.rpcrdma.xdr.Xdr;
  * generation, so a stale future or timer cannot end a later call.
  */
 public final class CallRequest {
-    private static final VarHandle OUTCOME;
     private static final VarHandle MESSAGE;
     /** A thread that owns no memory: a segment it may not access is confined to another thread. */
     public static final Thread NOT_THE_OWNER = new Thread(() -> { }, "rpcrdma-never-started");
 
     static {
         try {
-            var l = MethodHandles.lookup();
-            OUTCOME = l.findVarHandle(CallRequest.class, "outcome", int.class);
-            MESSAGE = l.findVarHandle(CallRequest.class, "message", MemorySegment.class);
+            MESSAGE = MethodHandles.lookup().findVarHandle(CallRequest.class, "message", MemorySegment.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    // The outcome: the low two bits; the generation above them.
-    static final int PENDING = 0;
-    static final int REPLIED = 1;
-    static final int FAILED = 2;
-    static final int ABANDONED = 3;
-
     /** The pool it goes back to, or null (a call issued with no connection, never reused). */
     private final CallRequestPool home;
-    private volatile int outcome = ABANDONED;
+    private final CallOutcome outcome = new CallOutcome();
     /** A blocking caller's poll condition, made once per request (a method reference per call would allocate). */
     final BooleanSupplier done = this::isDone;
     /** False once the transport may hold this request after its outcome (abandoned, handed over). */
@@ -145,12 +135,12 @@ public final class CallRequest {
     /** Its completion, then PENDING in a new generation: last, a release store (see above). */
     void start(Completion c) {
         completion = c;
-        OUTCOME.setRelease(this, ((outcome >>> 2) + 1) << 2 | PENDING);
+        outcome.next();
     }
 
     /** This use's generation: what a future or a timer of this call presents to end it. */
     int generation() {
-        return outcome >>> 2;
+        return outcome.generation();
     }
 
     /** The future of a future-shaped call. */
@@ -159,18 +149,12 @@ public final class CallRequest {
     }
 
     public boolean isDone() {
-        return (outcome & 3) != PENDING;
+        return outcome.isDone();
     }
 
-    /** Whether it ended as {@code o} (REPLIED, FAILED, ABANDONED). */
+    /** Whether it ended as {@code o} ({@link CallOutcome#REPLIED}, FAILED, ABANDONED). */
     boolean endedAs(int o) {
-        return (outcome & 3) == o;
-    }
-
-    /** The one transition out of PENDING (of the current generation). */
-    private boolean end(int to) {
-        int s = outcome;
-        return (s & 3) == PENDING && OUTCOME.compareAndSet(this, s, s | to);
+        return outcome.endedAs(o);
     }
 
     /**
@@ -178,13 +162,13 @@ public final class CallRequest {
      * if it had ended. What the end touches is read before it: from then on a blocking
      * caller may take the outcome, recycle this request and start its next call on it.
      */
-    private boolean end(int to, String outcome, long replyBytes) {
+    private boolean end(int to, String how, long replyBytes) {
         Events.Call ev = event.current();
         ScheduledFuture<?> timer = deadline.task();
-        if (!end(to)) {
+        if (!outcome.end(to)) {
             return false;
         }
-        CallEvent.end(ev, this, outcome, replyBytes);
+        CallEvent.end(ev, this, how, replyBytes);
         CallDeadline.cancel(timer);
         return true;
     }
@@ -319,7 +303,7 @@ public final class CallRequest {
         replyView = view;
         long size = event.replyBytes(view);
         Completion c = completion; // ORDER: before the end (see end(int, String, long))
-        return end(REPLIED, "reply", size) && c.inline(this, conn, slot, view);
+        return end(CallOutcome.REPLIED, "reply", size) && c.inline(this, conn, slot, view);
     }
 
     /** The transport completes the call with its reassembled reply; false if the caller had abandoned it. */
@@ -329,7 +313,7 @@ public final class CallRequest {
         replyMsg = reply;
         long size = event.replyBytes(reply);
         Completion c = completion; // ORDER: before the end (see end(int, String, long))
-        return end(REPLIED, "reply", size) && c.message(this, reply);
+        return end(CallOutcome.REPLIED, "reply", size) && c.message(this, reply);
     }
 
     /** The transport fails the call; false if it had ended already. */
@@ -337,7 +321,7 @@ public final class CallRequest {
         releaseExposure(); // ORDER: no rkey of this call outlives it (RFC 8166 §4.4)
         failure = t;
         Completion c = completion; // ORDER: before the end (see end(int, String, long))
-        if (!end(FAILED, t.getClass().getSimpleName(), 0)) {
+        if (!end(CallOutcome.FAILED, t.getClass().getSimpleName(), 0)) {
             return false;
         }
         c.failed(this, t);
@@ -347,7 +331,7 @@ public final class CallRequest {
     /** The call ends without its reply (its timeout, the caller's interrupt); a late reply is released. */
     boolean abandon(Throwable cause) {
         reusable = false; // ORDER: before the outcome, the requester still holds it if it was sent
-        if (!end(ABANDONED)) {
+        if (!outcome.end(CallOutcome.ABANDONED)) {
             return false;
         }
         failure = cause;
@@ -357,23 +341,23 @@ public final class CallRequest {
     }
 
     /** The caller ended use {@code gen} itself (completed or cancelled its future). */
-    void abandonedByCaller(int gen, String outcome) {
+    void abandonedByCaller(int gen, String how) {
         if (generation() != gen) {
             return; // that call ended and this request is another call now
         }
         reusable = false;
-        if (OUTCOME.compareAndSet(this, gen << 2 | PENDING, gen << 2 | ABANDONED)) {
-            abandoned(outcome);
+        if (outcome.end(gen, CallOutcome.ABANDONED)) {
+            abandoned(how);
         }
     }
 
     /** Given up: late RDMA fails, the requester keeps or drops it. */
-    private void abandoned(String outcome) {
+    private void abandoned(String how) {
         CallExposure x = exposure;
         if (x != null) {
             x.callerGone(); // ORDER: before the requester lets go: a reply from now copies nothing into our memory
         }
-        event.end(this, outcome, 0);
+        event.end(this, how, 0);
         deadline.stop();
         Requester r = place.owner();
         boolean replyMayCome = r != null && r.abandon(this);
@@ -401,6 +385,6 @@ public final class CallRequest {
 
     @Override
     public String toString() {
-        return "call 0x" + Integer.toHexString(xid) + " " + (outcome & 3);
+        return "call 0x" + Integer.toHexString(xid) + " " + outcome.state();
     }
 }

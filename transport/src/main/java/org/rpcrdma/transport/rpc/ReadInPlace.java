@@ -113,7 +113,7 @@ public final class ReadInPlace implements Completion {
                     break;
                 }
             }
-            if (r.endedAs(CallRequest.FAILED)) {
+            if (r.endedAs(CallOutcome.FAILED)) {
                 Throwable t = r.failure;
                 r.recycle();
                 if (t instanceof RuntimeException e) {
