@@ -55,7 +55,8 @@ class ReconnectRacesTest {
         }
 
         Client(RpcRdmaOptions o, RpcRdmaOptions serverOptions) {
-            backchannel = serverOptions == null ? null : new Backchannel(42, serverOptions, b -> { });
+            backchannel = serverOptions == null ? null : new Backchannel(42, serverOptions,
+                    (b, close) -> close.getAsBoolean());
             AtomicReference<ClientReconnector<InMemoryPair>> self = new AtomicReference<>();
             reconnector = new ClientReconnector<>(InMemoryPair.ADDRESS, o, () -> {
                 CountDownLatch gate = connectGate.get();
