@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.rpcrdma.transport.rpc.CallArguments;
 import org.rpcrdma.transport.rpc.CallFuture;
 import org.rpcrdma.transport.rpc.CallRequest;
@@ -39,7 +40,7 @@ public final class Backchannel implements RpcCaller {
     private final long clientId;
     private final RpcRdmaOptions options;
     private final long waitMillis;
-    private final java.util.function.Consumer<Backchannel> forget;
+    private final Forgetting forget;
     private final Object lock = new Object();
     private final ParkedCalls waiting;
     private Connection bound;
@@ -49,7 +50,7 @@ public final class Backchannel implements RpcCaller {
      * @param options the server's (the wait for an absent client, the default call timeout, chunk limits)
      * @param forget  removes this backchannel from its server once its client is gone for good
      */
-    Backchannel(long clientId, RpcRdmaOptions options, java.util.function.Consumer<Backchannel> forget) {
+    Backchannel(long clientId, RpcRdmaOptions options, Forgetting forget) {
         this.clientId = clientId;
         this.options = options;
         this.waitMillis = options.backchannelWaitMillis();
@@ -135,18 +136,42 @@ public final class Backchannel implements RpcCaller {
         return c == null ? 0 : c.maxReplyBytes();
     }
 
+    /**
+     * How a server forgets a backchannel: it removes {@code b} if {@code closeIfAbandoned},
+     * run within the removal's one atomic step, closed it; an enable bound in that same step
+     * (RpcRdmaServer's map, per client) therefore never binds a closed one.
+     */
+    @FunctionalInterface
+    interface Forgetting {
+        void forget(Backchannel b, BooleanSupplier closeIfAbandoned);
+    }
+
     /** The client enabled its backchannel on {@code c}: waiting calls go there now. */
     void bind(Connection c) {
-        List<CallRequest> resend;
+        resend(c, attach(c));
+    }
+
+    /**
+     * The first half of {@link #bind}, made within the server's step that keeps this
+     * backchannel: {@code c} bound, and the calls that waited for it taken; null if closed.
+     */
+    List<CallRequest> attach(Connection c) {
         synchronized (lock) {
             if (closed) {
-                return;
+                return null;
             }
             bound = c;
-            resend = waiting.takeAll();
+            return waiting.takeAll();
+        }
+    }
+
+    /** The second half of {@link #bind}, with no lock held: {@code calls} go to {@code c}. */
+    void resend(Connection c, List<CallRequest> calls) {
+        if (calls == null) {
+            return;
         }
         c.engine().orphanSink(os -> adopt(c, os));
-        resend.forEach(c.engine()::submit);
+        calls.forEach(c.engine()::submit);
     }
 
     /** From a lost connection: its outstanding backward calls (maybe none). */
@@ -173,20 +198,28 @@ public final class Backchannel implements RpcCaller {
         return waitMillis > 0 ? waitMillis : IDLE_FORGET_MILLIS;
     }
 
-    /** The client has not come back since {@code lost} and nothing waits: the server forgets us. */
-    private void forgetIfAbandoned(Connection lost) {
+    /** The forget timer's task: the server forgets us if the client has not come back since {@code lost}. */
+    void forgetIfAbandoned(Connection lost) {
+        forget.forget(this, () -> closeIfAbandoned(lost));
+    }
+
+    /**
+     * Closes this backchannel if its client has not come back since {@code lost} and no call
+     * waits; whether it did. Runs within the server's removal of it ({@link Forgetting}).
+     */
+    private boolean closeIfAbandoned(Connection lost) {
         synchronized (lock) {
             if (closed || bound != lost) {
-                return; // closed, or the client came back
+                return false; // closed, or the client came back
             }
             if (waiting.size() > 0) { // calls that ended at their own timeouts meanwhile are not counted
                 // calls made while it was away still wait: look again when they have expired
                 CallTimer.schedule(() -> forgetIfAbandoned(lost), TimeUnit.MILLISECONDS.toNanos(forgetMillis()));
-                return;
+                return false;
             }
             closed = true;
+            return true;
         }
-        forget.accept(this);
     }
 
     void close() {

@@ -2,8 +2,6 @@ package org.rpcrdma.transport;
 
 import java.net.InetSocketAddress;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.rpcrdma.transport.endpoint.ServerAcceptor;
 import org.rpcrdma.transport.rpc.StatsCounters;
@@ -16,19 +14,18 @@ import org.rpcrdma.transport.rpc.StatsCounters;
  * Accepting and the connections' life cycle are {@link ServerAcceptor}'s.
  */
 public final class RpcRdmaServer implements AutoCloseable {
-    private final RpcRdmaOptions options;
-    private final Map<Long, Backchannel> backchannels = new ConcurrentHashMap<>();
+    private final Backchannels backchannels;
     private final StatsCounters stats = new StatsCounters();
     private final RegisteredBuffers registered;
     private final ServerAcceptor acceptor;
 
     private RpcRdmaServer(InetSocketAddress bind, RpcRdmaOptions o, CallHandler handler, Consumer<Connection> onConnect,
             int completionQueueEntries) {
-        this.options = o;
+        this.backchannels = new Backchannels(o);
         this.registered = new RegisteredBuffers(o.registrationCacheBytes());
         this.acceptor = new ServerAcceptor(bind, o, stats, registered.buffers(), conn -> {
             conn.handler(handler);
-            conn.backchannel().listener((bound, clientId) -> backchannel(clientId).bind(bound));
+            conn.backchannel().listener((bound, clientId) -> backchannels.bind(clientId, bound));
         }, onConnect, completionQueueEntries);
     }
 
@@ -66,9 +63,7 @@ public final class RpcRdmaServer implements AutoCloseable {
         if (clientId == 0) {
             throw new IllegalArgumentException("client id 0 is reserved (a client that sent none)");
         }
-        return backchannels.computeIfAbsent(clientId,
-                k -> new Backchannel(k, options,
-                        b -> backchannels.remove(k, b)));
+        return backchannels.get(clientId);
     }
 
     /**
@@ -81,17 +76,12 @@ public final class RpcRdmaServer implements AutoCloseable {
             throw new IllegalArgumentException(c + " is not a connection of this server");
         }
         c.markBackchannelReady();
-        Backchannel b = backchannel(key);
-        b.bind(c);
-        return b;
+        return backchannels.bind(key, c);
     }
 
     /** Forgets a client's backchannel (its session ended); its waiting calls fail. */
     public void removeBackchannel(long clientId) {
-        Backchannel b = backchannels.remove(clientId);
-        if (b != null) {
-            b.close();
-        }
+        backchannels.remove(clientId);
     }
 
     /**
@@ -134,8 +124,7 @@ public final class RpcRdmaServer implements AutoCloseable {
         if (!acceptor.closeAll()) {
             return; // its connections still in use: their registered buffers too
         }
-        backchannels.values().forEach(Backchannel::close);
-        backchannels.clear();
+        backchannels.closeAll();
         registered.close(); // ORDER: after the links deregistered them
     }
 }

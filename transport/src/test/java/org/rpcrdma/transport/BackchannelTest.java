@@ -12,6 +12,8 @@ import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.results;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -24,7 +26,11 @@ class BackchannelTest {
         AtomicReference<Backchannel> forgotten = new AtomicReference<>();
         Backchannel bc = new Backchannel(42, RpcRdmaOptions.builder().backchannelWaitMillis(100).callTimeoutMillis(0)
                 .build(),
-                forgotten::set);
+                (b, closeIfAbandoned) -> {
+                    if (closeIfAbandoned.getAsBoolean()) {
+                        forgotten.set(b);
+                    }
+                });
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo())) {
             AtomicReference<IncomingCall> held = new AtomicReference<>();
             p.client().enableBackchannel(call -> {
@@ -60,7 +66,11 @@ class BackchannelTest {
         AtomicReference<Backchannel> forgotten = new AtomicReference<>();
         Backchannel bc = new Backchannel(43, RpcRdmaOptions.builder().backchannelWaitMillis(5_000).callTimeoutMillis(0)
                 .build(),
-                forgotten::set);
+                (b, closeIfAbandoned) -> {
+                    if (closeIfAbandoned.getAsBoolean()) {
+                        forgotten.set(b);
+                    }
+                });
         try (InMemoryPair first = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo());
              InMemoryPair second = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo())) {
             first.client().enableBackchannel(call -> { }).join(); // holds everything
@@ -84,7 +94,7 @@ class BackchannelTest {
      */
     @Test
     void anOutstandingCallOfAClientThatDoesNotComeBackEndsAtItsOwnTimeout() throws Exception {
-        Backchannel bc = new Backchannel(44, RpcRdmaOptions.builder().build(), x -> { });
+        Backchannel bc = new Backchannel(44, RpcRdmaOptions.builder().build(), (b, close) -> close.getAsBoolean());
         try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo())) {
             p.client().enableBackchannel(call -> { }).join(); // holds everything
             bc.bind(p.server());
@@ -99,6 +109,62 @@ class BackchannelTest {
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             assertTrue(ms >= 250 && ms < 5_000, "ended after " + ms + " ms");
             assertEquals(0, bc.waitingCalls());
+        }
+    }
+
+    /**
+     * A client enables its backchannel on a new connection just as the server forgets it
+     * (away past the wait, nothing waiting): the new connection is bound to the backchannel
+     * the server keeps, never to one already closed. The test orders the race by holding
+     * the client's entry in the server's map (its per-key lock): the forget reaches the map
+     * first, the enable while the forget waits there.
+     */
+    @Test
+    void anEnableRacingTheForgetIsBoundToTheBackchannelTheServerKeeps() throws Exception {
+        ConcurrentHashMap<Long, Backchannel> byClient = new ConcurrentHashMap<>();
+        Backchannels backchannels = new Backchannels(RpcRdmaOptions.builder().callTimeoutMillis(0).build(), byClient);
+        try (InMemoryPair first = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo());
+             InMemoryPair second = InMemoryPair.open(RpcRdmaOptions.builder().backwardCredits(2).build(), echo())) {
+            first.client().enableBackchannel(echo()).join();
+            Backchannel away = backchannels.bind(45, first.server());
+            first.server().engine().onLinkLost(new RpcRdmaException("test: link down")); // the client is away
+            second.client().enableBackchannel(echo()).join(); // and back on a new connection
+
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch letGo = new CountDownLatch(1);
+            Thread holder = Thread.ofPlatform().start(() -> byClient.compute(45L, (k, v) -> {
+                held.countDown();
+                awaitQuietly(letGo);
+                return v;
+            }));
+            assertTrue(held.await(5, TimeUnit.SECONDS));
+            // the forget timer's task, come due: it waits at the map
+            Thread forgetting = Thread.ofPlatform().start(() -> away.forgetIfAbandoned(first.server()));
+            assertTrue(CoreDefectsTest.await(() -> forgetting.getState() == Thread.State.BLOCKED, 5_000),
+                    "the forget reached the map: " + forgetting.getState());
+            // the server's listener for the client's enable on its new connection
+            Thread enabling = Thread.ofPlatform().start(() -> backchannels.bind(45, second.server()));
+            assertTrue(CoreDefectsTest.await(() -> enabling.getState() == Thread.State.BLOCKED
+                    || enabling.getState() == Thread.State.TERMINATED, 5_000), "the enable ran: " + enabling.getState());
+            letGo.countDown();
+            for (Thread t : new Thread[] {holder, forgetting, enabling}) {
+                t.join(5_000);
+                assertEquals(Thread.State.TERMINATED, t.getState(), t + " ended");
+            }
+
+            Backchannel kept = backchannels.get(45);
+            assertSame(second.server(), kept.connection(),
+                    "the client's new connection is bound to the backchannel the server keeps");
+            assertArrayEquals(new byte[] {5, 6}, results(kept.call(callMsg(0x45, 1, new byte[] {5, 6}))
+                    .get(5, TimeUnit.SECONDS)), "a backward call reaches the client");
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch l) {
+        try {
+            l.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

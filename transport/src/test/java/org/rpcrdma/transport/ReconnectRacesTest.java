@@ -2,6 +2,8 @@ package org.rpcrdma.transport;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
@@ -16,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -24,6 +27,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.endpoint.ClientReconnector;
+import org.rpcrdma.transport.link.InMemoryLink;
 import org.rpcrdma.transport.rpc.CallRequest;
 import org.rpcrdma.transport.rpc.ConnectionEngine;
 
@@ -51,7 +55,8 @@ class ReconnectRacesTest {
         }
 
         Client(RpcRdmaOptions o, RpcRdmaOptions serverOptions) {
-            backchannel = serverOptions == null ? null : new Backchannel(42, serverOptions, b -> { });
+            backchannel = serverOptions == null ? null : new Backchannel(42, serverOptions,
+                    (b, close) -> close.getAsBoolean());
             AtomicReference<ClientReconnector<InMemoryPair>> self = new AtomicReference<>();
             reconnector = new ClientReconnector<>(InMemoryPair.ADDRESS, o, () -> {
                 CountDownLatch gate = connectGate.get();
@@ -175,6 +180,59 @@ class ReconnectRacesTest {
                     "a call with retry handed over late waits for the reconnect");
             assertEquals(0, client.reconnector.parked());
             assertEquals(0, client.reconnector.current().client().engine().requester().outstanding());
+        }
+    }
+
+    /**
+     * A call that needs chunks (a Reply chunk here), made late on a lost connection whose
+     * link was already released (its chunk memory gone, as {@code ClientAttachment.destroy}
+     * leaves a verbs link): it was never sent, so it is handed over and answered on the next
+     * connection with its XID (RFC 8167 §5.4), not refused for want of chunk memory.
+     */
+    @Test
+    void aChunkedCallMadeLateOnAReleasedConnectionIsHandedOver() throws Exception {
+        try (Client client = new Client(RpcRdmaOptions.builder().reconnectAttempts(5).build())) {
+            InMemoryPair first = client.reconnector.current();
+            ConnectionEngine older = client.reconnector.openConnection();
+            CallOptions chunked = RETRY.withMaxReplyBytes(16 * 1024); // over the inline threshold: a Reply chunk
+            assertArrayEquals(new byte[] {1}, results(older.call(callMsg(0x200, 1, new byte[] {1}), chunked)
+                    .get(5, TimeUnit.SECONDS)));
+
+            client.drop(first); // nothing to carry over: the lost connection is released at once
+            assertTrue(CoreDefectsTest.await(() -> client.destroyed.contains(first), 5_000), "released");
+            ((InMemoryLink) RawAccess.link(first.client())).release(); // what destroy does to a verbs link
+            CompletableFuture<ReceivedMessage> late = older.call(callMsg(0x201, 1, new byte[] {2}), chunked);
+
+            ReceivedMessage reply;
+            try {
+                reply = late.get(5, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                throw new AssertionError("the late chunked call failed instead of being handed over: " + e.getCause(), e);
+            }
+            assertArrayEquals(new byte[] {2}, results(reply));
+            assertTrue(client.reconnector.current() != first, "reconnected for it");
+            assertEquals(1, client.executions.get(0x201).get(), "executed once, on the next connection");
+            assertEquals(0, client.reconnector.parked());
+            assertEquals(0, client.reconnector.current().client().engine().requester().outstanding());
+        }
+    }
+
+    /**
+     * The same late chunked call on a lost connection that nobody reconnects (no owner
+     * takes its calls): it fails as every call not sent there does, with
+     * {@link ConnectionLostException}, its chunks never prepared on the released link.
+     */
+    @Test
+    void aChunkedCallMadeLateOnAReleasedConnectionWithoutOwnerFailsAsLost() throws Exception {
+        try (InMemoryPair p = InMemoryPair.open(RpcRdmaOptions.builder().build(), echo())) {
+            p.client().engine().onLinkLost(new RpcRdmaException("test: link down"));
+            assertTrue(CoreDefectsTest.await(() -> !p.client().isOpen(), 5_000), "lost");
+            ((InMemoryLink) RawAccess.link(p.client())).release();
+            CompletableFuture<ReceivedMessage> late = p.client().engine().call(callMsg(0x202, 1, new byte[] {3}),
+                    CallOptions.timeout(5, TimeUnit.SECONDS).withMaxReplyBytes(16 * 1024));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> late.get(5, TimeUnit.SECONDS));
+            assertInstanceOf(ConnectionLostException.class, e.getCause(), String.valueOf(e.getCause()));
+            assertEquals(0, p.client().engine().requester().outstanding());
         }
     }
 

@@ -43,7 +43,7 @@ class RpcCallerContractTest {
         Fixture open(RpcRdmaOptions options, CallHandler peer) {
             InMemoryPair p = InMemoryPair.open(options, echo());
             p.client().enableBackchannel(peer).join();
-            Backchannel b = new Backchannel(7, options, forgotten -> { });
+            Backchannel b = new Backchannel(7, options, (forgotten, close) -> close.getAsBoolean());
             b.bind(p.server());
             return new Fixture() {
                 @Override

@@ -79,13 +79,14 @@ public final class ChunkMarshal {
     }
 
     /**
-     * Gives {@code c} what it needs chunks for on the connection {@code name}; false (the
-     * call failed at once with {@link ChunksUnavailableException}) if it cannot have them:
-     * a backward call to a client that did not say it takes chunks ({@code backwardChunks}
-     * false: RFC 8167 §5.3 allows chunks there, but Linux drops such calls), a link without
-     * chunk memory, or a message over {@code maxChunkBytes}.
+     * Gives {@code c} what it needs chunks for on the connection {@code name}: null once
+     * done; else why it cannot have them, the call left to the caller to fail or hand on
+     * (a link released under a lost connection refuses too): a backward call to a client
+     * that did not say it takes chunks ({@code backwardChunks} false: RFC 8167 §5.3 allows
+     * chunks there, but Linux drops such calls), a link without chunk memory, or a message
+     * over {@code maxChunkBytes}.
      */
-    public static boolean expose(String name, ConnectionParams params, Link link, CallRequest c, boolean backwardChunks) {
+    public static ChunksUnavailableException expose(String name, ConnectionParams params, Link link, CallRequest c, boolean backwardChunks) {
         long length = callLength(c);
         long size = Math.max(length, c.maxReplyBytes());
         String why = !usesChunks(c, params.sendInline(), params.receiveInline()) ? null // a gathered argument only
@@ -99,17 +100,16 @@ public final class ChunkMarshal {
             try {
                 c.exposure(prepare(link, c, params.sendInline(), params.receiveInline(), params.ownCallCredits(),
                         params.remoteInvalidation() || link.rkeysInvalidatableByPeer()));
-                return true;
+                return null;
             } catch (RuntimeException e) {
                 why = e.getMessage();
                 cause = e;
             }
         }
-        c.fail(new ChunksUnavailableException(name + ": call of " + length + " bytes (reply up to "
+        return new ChunksUnavailableException(name + ": call of " + length + " bytes (reply up to "
                 + c.maxReplyBytes() + ") needs chunks beyond the " + Marshal.inlineLimit(params.sendInline()) + "/"
                 + Marshal.inlineLimit(params.receiveInline()) + " bytes that fit the inline thresholds, and " + why,
-                cause));
-        return false;
+                cause);
     }
 
     /**

@@ -4,6 +4,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import org.rpcrdma.transport.LinkClosedException;
 import org.rpcrdma.transport.chunk.CallerBuffers;
 import org.rpcrdma.transport.chunk.ChunkBuffer;
 import org.rpcrdma.transport.chunk.ChunkPool;
@@ -22,6 +23,8 @@ private final InMemoryWire wire;
 private final InMemoryWire.Port port;
 private InMemoryLink peer;
 private volatile boolean down;
+/** Released as a verbs link's destroy leaves it: chunk memory and exposures are refused ({@link #release}). */
+private volatile boolean released;
 private final int depth;
 private final Arena arena;
 private final long chunkMemoryBytes;
@@ -96,6 +99,7 @@ public synchronized long chunkBytesInUse() {
 
     @Override
     public ChunkBuffer allocateChunk(long bytes) {
+        refuseIfReleased("chunk allocation");
         long off;
         synchronized (this) {
             if (chunkPool == null) {
@@ -154,6 +158,7 @@ public synchronized long chunkBytesInUse() {
 
     @Override
     public ChunkBuffer callerChunk(MemorySegment memory) {
+        refuseIfReleased("registration");
         RegisteredMemory r = registered.use(memory, conn.counters());
         if (r == null) {
             return null;
@@ -182,6 +187,7 @@ public synchronized long chunkBytesInUse() {
 
     @Override
     public int expose(ChunkBuffer local, long offset, long length, boolean writable) {
+        refuseIfReleased("memory exposure");
         if (local.callerMemory()) {
             conn.counters().zeroCopyExposures.increment();
         }
@@ -241,6 +247,23 @@ public synchronized long chunkBytesInUse() {
     @Override
     public void postReceives(int[] slots, int count) {
         port.post(slots, count);
+    }
+
+    /**
+     * What {@code VerbsLink}'s destroy leaves of this side (its PD and chunk memory freed):
+     * chunk allocation, registration and exposure are refused with
+     * {@link LinkClosedException}, as its {@link LinkGate} refuses them. The pair's memory
+     * itself stays until it closes.
+     */
+    public void release() {
+        disconnect();
+        released = true;
+    }
+
+    private void refuseIfReleased(String what) {
+        if (released) {
+            throw new LinkClosedException("in-memory link released; " + what + " refused");
+        }
     }
 
     @Override

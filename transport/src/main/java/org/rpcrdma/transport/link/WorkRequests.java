@@ -1,5 +1,6 @@
 package org.rpcrdma.transport.link;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import org.rpcrdma.transport.LinkClosedException;
@@ -27,9 +28,14 @@ public final class WorkRequests {
     private final LinkHardware hw;
     private final int generation;
     private final int recvInline;
-    private final SendBatch send = new SendBatch(1, 1);
+    /**
+     * The three batches' memory, closed once: closing a shared arena is a handshake with
+     * every thread of the JVM, which a close of many connections at once pays per arena.
+     */
+    private final Arena arena = Arena.ofShared();
+    private final SendBatch send = new SendBatch(1, 1, arena);
     /** RDMA Read/Write requests: posted under {@code rdmaLock}, apart from Sends (SendQueue's lock). */
-    private final SendBatch rdma = new SendBatch(1, 1);
+    private final SendBatch rdma = new SendBatch(1, 1, arena);
     private final Object rdmaLock = new Object();
     private final RecvBatch recv;
 
@@ -41,12 +47,11 @@ public final class WorkRequests {
         this.recvInline = recvInline;
         boolean ok = false;
         try {
-            this.recv = new RecvBatch(receiveBuffers);
+            this.recv = new RecvBatch(receiveBuffers, arena);
             ok = true;
         } finally {
             if (!ok) {
-                send.close();
-                rdma.close();
+                arena.close();
             }
         }
     }
@@ -128,8 +133,6 @@ public final class WorkRequests {
 
     /** Frees the work-request arrays (caller holds the gate's write side). */
     void close() {
-        send.close();
-        rdma.close();
-        recv.close();
+        arena.close();
     }
 }

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.rpcrdma.transport.CallOptions;
+import org.rpcrdma.transport.ChunksUnavailableException;
 import org.rpcrdma.transport.DdpArgument;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.ReplyCallback;
@@ -96,11 +97,25 @@ public final class CallSubmit {
         if (c.isDone()) {
             return; // abandoned while it was between connections
         }
+        // ORDER: whether this connection can still send, before any chunk is prepared: a
+        // lost one's link may be released already (its chunk memory and rkeys gone), and a
+        // call not sent goes to the next connection, which marshals it under its own thresholds.
+        if (!life.isOpen()) {
+            handOver.notSent(List.of(c), life.isClosing());
+            return;
+        }
         // Checked here, not at issue: a call parked or handed over meets this connection's
         // negotiated thresholds only now.
-        if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline())
-                && !ChunkMarshal.expose(name, params, link, c, backchannel.backwardChunks())) {
-            return;
+        if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline())) {
+            ChunksUnavailableException refused = ChunkMarshal.expose(name, params, link, c, backchannel.backwardChunks());
+            if (refused != null) {
+                if (life.isOpen()) {
+                    c.fail(refused);
+                } else { // lost meanwhile: refused by a link released under us, not for want of chunks
+                    handOver.notSent(List.of(c), life.isClosing());
+                }
+                return;
+            }
         }
         boolean taken;
         try {

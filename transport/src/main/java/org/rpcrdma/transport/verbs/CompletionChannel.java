@@ -44,7 +44,7 @@ public final class CompletionChannel extends Resource {
         this.fd = ibv_comp_channel.fd(channel);
         try {
             NativeChecks.setNonBlocking("comp_channel", fd);
-            this.wait = new WakeableWait(fd);
+            this.wait = new WakeableWait(fd, arena); // ORDER: closed before the arena (release)
         } catch (RuntimeException e) {
             IbvCalls.ibvDestroyCompChannel(channel);
             arena.close();

@@ -44,7 +44,7 @@ public final class EventChannel extends Resource {
         this.fd = rdma_event_channel.fd(channel);
         try {
             NativeChecks.setNonBlocking("rdma_event_channel", fd);
-            this.wait = new WakeableWait(fd);
+            this.wait = new WakeableWait(fd, arena); // ORDER: closed before the arena (release)
         } catch (RuntimeException e) {
             RdmaCm.rdma_destroy_event_channel(channel);
             arena.close();

@@ -32,7 +32,8 @@ public final class RecvBatch implements AutoCloseable {
         }
     }
 
-    private final Arena arena = Arena.ofShared();
+    /** Its memory's arena; null if that is its owner's, who closes it. */
+    private final Arena own;
     private final MemorySegment wrs;
     private final MemorySegment sges;
     private final long wrsAddress;
@@ -41,9 +42,22 @@ public final class RecvBatch implements AutoCloseable {
     private int count;
 
     public RecvBatch(int maxWr) {
+        this(maxWr, Arena.ofShared(), true);
+    }
+
+    /** As above, in {@code arena}, which its owner closes after this batch's last use (see {@link SendBatch}). */
+    public RecvBatch(int maxWr, Arena arena) {
+        this(maxWr, arena, false);
+    }
+
+    private RecvBatch(int maxWr, Arena arena, boolean owned) {
         if (maxWr <= 0) {
+            if (owned) {
+                arena.close();
+            }
             throw new IllegalArgumentException("maxWr " + maxWr);
         }
+        this.own = owned ? arena : null;
         this.maxWr = maxWr;
         this.wrs = arena.allocate(WR_SIZE * maxWr, 8);
         this.sges = arena.allocate(SGE_SIZE * maxWr, 8);
@@ -92,6 +106,8 @@ public final class RecvBatch implements AutoCloseable {
 
     @Override
     public void close() {
-        arena.close();
+        if (own != null) {
+            own.close();
+        }
     }
 }

@@ -64,7 +64,8 @@ public final class SendBatch implements AutoCloseable {
     /** ibv_send_flags IBV_SEND_SOLICITED. */
     public static final int SOLICITED = IbVerbs.IBV_SEND_SOLICITED();
 
-    private final Arena arena = Arena.ofShared();
+    /** Its memory's arena; null if that is its owner's, who closes it. */
+    private final Arena own;
     private final MemorySegment wrs;
     private final MemorySegment sges;
     /** A zeroed request: each new one starts as a copy of it (one bulk copy, not a store per field). */
@@ -83,9 +84,26 @@ public final class SendBatch implements AutoCloseable {
 
     /** Room for {@code maxWr} chained requests with up to {@code maxSge} SGEs each. */
     public SendBatch(int maxWr, int maxSge) {
+        this(maxWr, maxSge, Arena.ofShared(), true);
+    }
+
+    /**
+     * As above, in {@code arena}, which its owner closes after this batch's last use
+     * ({@link #close} leaves it): closing a shared arena is a handshake with every thread
+     * of the JVM, so an owner of several batches closes one.
+     */
+    public SendBatch(int maxWr, int maxSge, Arena arena) {
+        this(maxWr, maxSge, arena, false);
+    }
+
+    private SendBatch(int maxWr, int maxSge, Arena arena, boolean owned) {
         if (maxWr <= 0 || maxSge <= 0) {
+            if (owned) {
+                arena.close();
+            }
             throw new IllegalArgumentException("maxWr " + maxWr + ", maxSge " + maxSge);
         }
+        this.own = owned ? arena : null;
         this.maxWr = maxWr;
         this.maxSge = maxSge;
         this.wrs = arena.allocate(WR_SIZE * maxWr, 8);
@@ -295,9 +313,11 @@ public final class SendBatch implements AutoCloseable {
         return count - 1;
     }
 
-    /** Frees the native structures. */
+    /** Frees the native structures (unless they are in an owner's arena). */
     @Override
     public void close() {
-        arena.close();
+        if (own != null) {
+            own.close();
+        }
     }
 }

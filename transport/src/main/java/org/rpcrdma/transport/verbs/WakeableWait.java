@@ -30,7 +30,6 @@ final class WakeableWait implements AutoCloseable {
 
     private final int fd;
     private final int eventFd;
-    private final Arena arena = Arena.ofShared();
     /** {channel fd, eventfd}: written by the waiter only. */
     private final MemorySegment pollfds;
     /** The 8-byte count a wake writes. */
@@ -40,20 +39,18 @@ final class WakeableWait implements AutoCloseable {
     /** Written under this. */
     private volatile boolean closed;
 
-    /** A wait on {@code fd}, which the caller owns and closes. */
-    WakeableWait(int fd) {
+    /**
+     * A wait on {@code fd}, which the caller owns and closes; its few bytes come from the
+     * owner's {@code arena}, freed with it after {@link #close} (closing a shared arena is a
+     * handshake with every thread of the JVM: one per owner, not one more per wait).
+     */
+    WakeableWait(int fd, Arena arena) {
         this.fd = fd;
-        try {
-            this.pollfds = arena.allocate(2 * POLLFD, 4);
-            this.one = arena.allocate(ValueLayout.JAVA_LONG);
-            one.set(ValueLayout.JAVA_LONG, 0, 1L);
-        } catch (RuntimeException e) {
-            arena.close();
-            throw e;
-        }
+        this.pollfds = arena.allocate(2 * POLLFD, 4);
+        this.one = arena.allocate(ValueLayout.JAVA_LONG);
+        one.set(ValueLayout.JAVA_LONG, 0, 1L);
         int efd = LibcCalls.eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         if (efd < 0) {
-            arena.close();
             throw NativeChecks.failure("eventfd", NativeErrors.pointerErrno());
         }
         this.eventFd = efd;
@@ -124,7 +121,6 @@ final class WakeableWait implements AutoCloseable {
         closed = true;
         done = true;
         int rc = LibcCalls.close(eventFd);
-        arena.close();
         NativeChecks.status("close(eventfd)", rc);
     }
 }

@@ -26,6 +26,8 @@ class WakeableWaitTest {
 
     private int channelFd;
     private final Arena arena = Arena.ofConfined();
+    /** The waits' memory, as their channel's arena holds it (a waiter may be another thread). */
+    private final Arena waits = Arena.ofShared();
 
     @BeforeEach
     void openChannelStandIn() {
@@ -37,6 +39,7 @@ class WakeableWaitTest {
     void closeChannelStandIn() {
         assertEquals(0, LibcCalls.close(channelFd));
         arena.close();
+        waits.close();
     }
 
     private void makeReadable() {
@@ -47,7 +50,7 @@ class WakeableWaitTest {
 
     @Test
     void readableFdEndsTheWaitWithTrue() {
-        try (WakeableWait w = new WakeableWait(channelFd)) {
+        try (WakeableWait w = new WakeableWait(channelFd, waits)) {
             assertFalse(w.await(WakeableWait.deadline(0)), "nothing to read yet");
             makeReadable();
             long t0 = System.nanoTime();
@@ -58,7 +61,7 @@ class WakeableWaitTest {
 
     @Test
     void timeoutEndsTheWaitOnTimeWithFalse() {
-        try (WakeableWait w = new WakeableWait(channelFd)) {
+        try (WakeableWait w = new WakeableWait(channelFd, waits)) {
             long t0 = System.nanoTime();
             assertFalse(w.await(WakeableWait.deadline(200)));
             long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
@@ -69,7 +72,7 @@ class WakeableWaitTest {
 
     @Test
     void wakeEndsAWaitThatSleptUntilThenAndEveryLaterOne() throws Exception {
-        try (WakeableWait w = new WakeableWait(channelFd)) {
+        try (WakeableWait w = new WakeableWait(channelFd, waits)) {
             CompletableFuture<Integer> tid = new CompletableFuture<>();
             CompletableFuture<Boolean> got = new CompletableFuture<>();
             Thread.ofPlatform().name("waiter").start(() -> {
@@ -96,7 +99,7 @@ class WakeableWaitTest {
     @Test
     void closeReleasesTheEventfdOnceAndWakeAfterCloseDoesNothing() {
         long fds = ProcessProbe.fds();
-        WakeableWait w = new WakeableWait(channelFd);
+        WakeableWait w = new WakeableWait(channelFd, waits);
         assertEquals(fds + 1, ProcessProbe.fds());
         w.close();
         w.close();
