@@ -144,6 +144,7 @@ public final class VerbsLink implements Link {
     public void start(CompletionSink c, String threadName) {
         deliverTo(c);
         hw.chunks.stats(c.counters());
+        posts.stats(c.counters());
         int qpNum = hw.qp.qpNum();
         if (hw.slot != null) {
             hw.slot.register(qpNum, completions);

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import org.rpcrdma.transport.LinkClosedException;
 import org.rpcrdma.transport.chunk.ChunkBuffer;
+import org.rpcrdma.transport.rpc.StatsCounters;
 import org.rpcrdma.transport.verbs.QueuePair;
 import org.rpcrdma.transport.verbs.RecvBatch;
 import org.rpcrdma.transport.verbs.SendBatch;
@@ -32,6 +33,8 @@ public final class WorkRequests {
     private final SendBatch rdma = new SendBatch(1, 1);
     private final Object rdmaLock = new Object();
     private final RecvBatch recv;
+    /** The connection's counters, once it started (posts before that are not counted). */
+    private volatile StatsCounters stats;
 
     WorkRequests(LinkGate gate, LinkHardware hw, int generation, int receiveBuffers, int recvInline) {
         this.gate = gate;
@@ -48,6 +51,18 @@ public final class WorkRequests {
                 send.close();
                 rdma.close();
             }
+        }
+    }
+
+    void stats(StatsCounters s) {
+        this.stats = s;
+    }
+
+    /** Counted before the post: the peer may act on it before this thread returns. */
+    private void countPost() {
+        StatsCounters s = stats;
+        if (s != null) {
+            s.sendQueuePosts.increment();
         }
     }
 
@@ -69,6 +84,7 @@ public final class WorkRequests {
             } else {
                 send.sendWithInvalidate(wrId, hw.sendMr.lkey(), addr, length, rkey, flags);
             }
+            countPost();
             qp.postSend(send);
         } finally {
             gate.exit(stamp);
@@ -119,6 +135,7 @@ public final class WorkRequests {
                     rdma.rdmaRead(WrId.pack(WrId.OP_READ, token, generation), local.lkey(), addr, length,
                             remoteOffset, rkey, SendBatch.SIGNALED);
                 }
+                countPost();
                 qp.postSend(rdma);
             }
         } finally {
