@@ -309,17 +309,19 @@ final class ChunkRows {
             RpcRdmaStats c = e.client.connection().stats();
             RpcRdmaStats s = e.server.stats();
             return new long[] {c.callsSent(), s.rdmaReads(), s.rdmaWrites(), c.windowsBound(), c.localInvalidations(),
-                    c.remoteInvalidations(), s.channelWakeups(), c.channelWakeups(), c.repliesHandedOff()};
+                    c.remoteInvalidations(), s.channelWakeups(), c.channelWakeups(), c.repliesHandedOff(),
+                    s.sendQueuePosts(), c.sendQueuePosts()};
         }
 
         /** Per call; "replies handed off": taken by the client's poller thread, not the busy caller itself. */
         String describe(long[] a, long[] b) {
             double calls = Math.max(1, b[0] - a[0]);
             return String.format(Locale.ROOT, "%.2f RDMA Reads, %.2f Writes, %.2f binds, %.2f LOCAL_INV, %.2f remote"
-                    + " invalidations, %.2f server / %.2f client channel wake-ups, %.2f replies handed off (%d calls)",
+                    + " invalidations, %.2f server / %.2f client channel wake-ups, %.2f replies handed off,"
+                    + " %.2f server / %.2f client ibv_post_send (%d calls)",
                     (b[1] - a[1]) / calls, (b[2] - a[2]) / calls, (b[3] - a[3]) / calls, (b[4] - a[4]) / calls,
                     (b[5] - a[5]) / calls, (b[6] - a[6]) / calls, (b[7] - a[7]) / calls, (b[8] - a[8]) / calls,
-                    b[0] - a[0]);
+                    (b[9] - a[9]) / calls, (b[10] - a[10]) / calls, b[0] - a[0]);
         }
     }
 }
