@@ -136,11 +136,14 @@ final class ChunkRows {
                 try {
                     Shape s = shape(series, call.segment(), data.segment(), size);
                     long[] before = stats.counters();
-                    SoftirqStats.Sample k0 = kernel.sample();
+                    // the span covers both samples: each thread's CPU is read from one sample to the
+                    // next, and reading /proc takes long under TCG (and has the JIT compile it), so a
+                    // span without them made a thread run more than 100 % of it
                     long t0 = System.nanoTime();
+                    SoftirqStats.Sample k0 = kernel.sample();
                     Histogram h = measure(e, s, answer, warmup(), measure());
-                    long wall = System.nanoTime() - t0;
                     SoftirqStats.Sample k1 = kernel.sample();
+                    long wall = System.nanoTime() - t0;
                     long[] after = stats.counters();
                     out.printf(Locale.ROOT, "[bench] %s %s %d B: per call %s; %s%n", series, op, size,
                             stats.describe(before, after), SoftirqStats.describe(k0, k1, after[0] - before[0], wall));
