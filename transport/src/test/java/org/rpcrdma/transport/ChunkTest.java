@@ -261,9 +261,8 @@ class ChunkTest extends ChunkBehaviour {
      * allocates nothing): measured with the thread's allocation counter around the handler's
      * {@code reply} (RDMA Write into the Reply chunk and the RDMA_NOMSG Send), on the
      * in-memory pair, where the whole round trip runs on this thread. The bound, the
-     * handle's bytes and the in-memory link's own boxed rkey plus 1, leaves room for the
-     * JIT's bookkeeping only: the header and callbacks ReplyWriter made per reply (744
-     * bytes with the handle) fail it.
+     * handle's bytes and the in-memory link's own objects plus 1, is far below what the
+     * header and callbacks ReplyWriter made per reply cost (624 bytes with the handle).
      */
     @Test
     void aReplyThroughTheReplyChunkAllocatesNothingPerReply() throws Exception {
@@ -306,12 +305,14 @@ class ChunkTest extends ChunkBehaviour {
                 }
                 handle = (ThreadAllocation.bytes() - before) / measured;
             }
-            // the in-memory link boxes the rkey of each RDMA Write to find the peer's memory (an Integer)
-            long linkModel = 16;
+            // the in-memory link boxes the rkey of each RDMA Write to find the peer's memory (an Integer),
+            // and after other tests made its copy's call sites megamorphic, it may keep one segment view
+            // (40 bytes) the JIT otherwise removes
+            long linkModel = 16 + 40;
             long perReply = allocated[0] / measured;
             assertTrue(perReply < handle + linkModel + 1, "the responder allocated " + perReply + " bytes per reply"
                     + " through the Reply chunk, where the chunk buffer's handle is " + handle + " and the in-memory"
-                    + " link's rkey lookup " + linkModel);
+                    + " link's own " + linkModel);
         }
     }
 }
