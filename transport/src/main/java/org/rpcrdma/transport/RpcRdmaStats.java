@@ -179,6 +179,15 @@ public final class RpcRdmaStats {
         return values.get("sendsSignalled");
     }
 
+    /**
+     * Both sides, over verbs: ibv_post_send calls (each a system call on Soft-RoCE), one per
+     * chain of work requests posted at once: Sends, RDMA Reads and Writes, window binds and
+     * invalidations. A reply with chunks posts its RDMA Writes and its Send as one chain.
+     */
+    public long sendQueuePosts() {
+        return values.get("sendQueuePosts");
+    }
+
     /** Responder: calls received with chunks (read, write or reply) that were served. */
     public long chunkedCallsReceived() {
         return values.get("chunkedCallsReceived");

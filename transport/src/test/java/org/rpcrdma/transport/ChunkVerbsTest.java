@@ -51,6 +51,39 @@ class ChunkVerbsTest extends ChunkBehaviour {
         }
     }
 
+    /**
+     * A reply through the Reply chunk is one ibv_post_send on the server: its RDMA Write(s)
+     * and the RDMA_NOMSG Send after them in one chain (RC ordering places the Writes' data
+     * before the Send completes at the requester, RFC 8166 §3.5.4), where separate posts
+     * would make each a system call. The long call's RDMA Read is a post of its own.
+     */
+    @Test
+    void aReplyThroughTheReplyChunkPostsItsWritesAndSendAtOnce() throws Exception {
+        try (LinkFixture.Ends e = link().open(opts(1024), echo())) {
+            Connection c = e.client();
+            byte[] warm = pattern(3000, 1);
+            assertArrayEquals(warm, results(get(c.call(callMsg(1, 1, warm), CallOptions.DEFAULT.withMaxReplyBytes(3064)))));
+            RpcRdmaStats before = e.serverStats();
+            int calls = 5;
+            for (int i = 0; i < calls; i++) {
+                byte[] args = pattern(20_000 + i, i);
+                ReceivedMessage m = get(c.call(callMsg(2 + i, 1, args), CallOptions.DEFAULT.withMaxReplyBytes(args.length + 64)));
+                assertArrayEquals(args, results(m));
+                m.release();
+            }
+            RpcRdmaStats after = e.serverStats();
+            assertEquals(calls, after.replyChunksUsed() - before.replyChunksUsed(), after::toString);
+            long writes = after.rdmaWrites() - before.rdmaWrites();
+            assertTrue(writes >= calls, after::toString);
+            long reads = after.rdmaReads() - before.rdmaReads();
+            assertEquals(calls, reads, "one RDMA Read per long call: " + after);
+            assertEquals(reads + calls, after.sendQueuePosts() - before.sendQueuePosts(),
+                    "server posts for " + calls + " long calls answered through the Reply chunk with " + writes
+                            + " RDMA Writes: one per Read, one per reply");
+            noRkeysLeft(e);
+        }
+    }
+
     private static MemorySegment encoded(RpcRdmaHeader h) {
         int n = org.rpcrdma.transport.wire.RpcRdmaEncoder.encodedLength(h);
         MemorySegment m = MemorySegment.ofArray(new byte[n]);

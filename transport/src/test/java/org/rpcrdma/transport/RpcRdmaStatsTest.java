@@ -55,7 +55,7 @@ class RpcRdmaStatsTest {
                     byAccessor.put(m.getName(), (Long) m.invoke(s));
                 }
             }
-            assertEquals(51, byAccessor.size(), byAccessor.keySet()::toString);
+            assertEquals(52, byAccessor.size(), byAccessor.keySet()::toString);
             assertEquals(byAccessor, s.asMap());
             assertEquals(1L, s.asMap().get("callsSent"));
             assertEquals(s.asMap().toString(), s.toString());

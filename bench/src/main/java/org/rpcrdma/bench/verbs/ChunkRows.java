@@ -136,11 +136,14 @@ final class ChunkRows {
                 try {
                     Shape s = shape(series, call.segment(), data.segment(), size);
                     long[] before = stats.counters();
-                    SoftirqStats.Sample k0 = kernel.sample();
+                    // the span covers both samples: each thread's CPU is read from one sample to the
+                    // next, and reading /proc takes long under TCG (and has the JIT compile it), so a
+                    // span without them made a thread run more than 100 % of it
                     long t0 = System.nanoTime();
+                    SoftirqStats.Sample k0 = kernel.sample();
                     Histogram h = measure(e, s, answer, warmup(), measure());
-                    long wall = System.nanoTime() - t0;
                     SoftirqStats.Sample k1 = kernel.sample();
+                    long wall = System.nanoTime() - t0;
                     long[] after = stats.counters();
                     out.printf(Locale.ROOT, "[bench] %s %s %d B: per call %s; %s%n", series, op, size,
                             stats.describe(before, after), SoftirqStats.describe(k0, k1, after[0] - before[0], wall));
@@ -309,17 +312,19 @@ final class ChunkRows {
             RpcRdmaStats c = e.client.connection().stats();
             RpcRdmaStats s = e.server.stats();
             return new long[] {c.callsSent(), s.rdmaReads(), s.rdmaWrites(), c.windowsBound(), c.localInvalidations(),
-                    c.remoteInvalidations(), s.channelWakeups(), c.channelWakeups(), c.repliesHandedOff()};
+                    c.remoteInvalidations(), s.channelWakeups(), c.channelWakeups(), c.repliesHandedOff(),
+                    s.sendQueuePosts(), c.sendQueuePosts()};
         }
 
         /** Per call; "replies handed off": taken by the client's poller thread, not the busy caller itself. */
         String describe(long[] a, long[] b) {
             double calls = Math.max(1, b[0] - a[0]);
             return String.format(Locale.ROOT, "%.2f RDMA Reads, %.2f Writes, %.2f binds, %.2f LOCAL_INV, %.2f remote"
-                    + " invalidations, %.2f server / %.2f client channel wake-ups, %.2f replies handed off (%d calls)",
+                    + " invalidations, %.2f server / %.2f client channel wake-ups, %.2f replies handed off,"
+                    + " %.2f server / %.2f client ibv_post_send (%d calls)",
                     (b[1] - a[1]) / calls, (b[2] - a[2]) / calls, (b[3] - a[3]) / calls, (b[4] - a[4]) / calls,
                     (b[5] - a[5]) / calls, (b[6] - a[6]) / calls, (b[7] - a[7]) / calls, (b[8] - a[8]) / calls,
-                    b[0] - a[0]);
+                    (b[9] - a[9]) / calls, (b[10] - a[10]) / calls, b[0] - a[0]);
         }
     }
 }

@@ -1,6 +1,7 @@
 package org.rpcrdma.transport.chunk;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.List;
 import org.rpcrdma.transport.link.Link;
 import org.rpcrdma.transport.rpc.SendQueue;
@@ -19,7 +20,9 @@ import org.rpcrdma.transport.wire.WriteList;
  *     offered (the responder chooses; implementation-experience draft §2.5.1);</li>
  * <li>one that does not goes by RDMA Write into the Reply chunk, then an RDMA_NOMSG Send
  *     (RFC 8166 §3.5.4) — the Send follows the Writes on the same send queue, so the
- *     requester sees the data placed when the Send arrives;</li>
+ *     requester sees the data placed when the Send arrives; over verbs the Writes and the
+ *     Send go in one ibv_post_send when a send context is free (as svc_rdma_sendto
+ *     chains them), one system call instead of one per request;</li>
  * <li>DDP result k goes into write chunk k by RDMA Write, never its XDR pad (§3.4.6;
  *     implementation-experience draft §3.8: the first result to the first chunk, and so
  *     on); with a Reply chunk as well when the rest does not fit inline.</li>
@@ -34,6 +37,60 @@ public final class ReplyWriter {
     private final int sendInline;
     private final int maxChunkBytes;
     private final StatsCounters stats;
+    /** Replies' state kept for reuse (guarded by itself): a chunked reply allocates none once warm. */
+    private final ArrayDeque<Reply> spare = new ArrayDeque<>();
+    private static final int SPARE_REPLIES = 8;
+
+    /**
+     * One chunked reply on its way: its transport header, what its Send carries, and the
+     * callbacks of its RDMA job (made once, with the object). Back to {@code spare} once its
+     * job finished (its Send ran before that); the Send took what it needs of the header by then (it is
+     * encoded when posted, or copied when it must wait for a send context).
+     */
+    private final class Reply {
+        final RpcRdmaHeader h = RpcRdmaHeader.forInlineThreshold(sendInline);
+        MemorySegment inline;
+        int invalidateRkey;
+        ChunkBuffer buf;
+        final Runnable send = this::send;
+        final Runnable finish = this::finish;
+        /** A dropped job (the connection is lost): its Send may still be about to run, so this one is not reused. */
+        final Runnable drop = this::release;
+
+        private void send() {
+            sends.sendWithHeader(h, inline, invalidateRkey);
+        }
+
+        private boolean release() {
+            ChunkBuffer b = buf;
+            if (b == null) {
+                return false;
+            }
+            buf = null;
+            b.release();
+            return true;
+        }
+
+        private void finish() {
+            if (!release()) {
+                return;
+            }
+            inline = null;
+            synchronized (spare) {
+                if (spare.size() < SPARE_REPLIES) {
+                    spare.addFirst(this);
+                }
+            }
+        }
+    }
+
+    private Reply reply() {
+        Reply r;
+        synchronized (spare) {
+            r = spare.pollFirst();
+        }
+        return r != null ? r : new Reply();
+    }
 
     public ReplyWriter(Link link, RdmaQueue rdma, SendQueue sends, int sendInline, int maxChunkBytes, StatsCounters stats) {
         this.link = link;
@@ -65,8 +122,14 @@ public final class ReplyWriter {
             payloadLength += len;
         }
         WriteList offered = chunks.writes;
-        RpcRdmaHeader h = new RpcRdmaHeader(0, offered.chunkCount(), offered.segments().count(),
-                chunks.reply == null ? 0 : chunks.reply.count());
+        Reply r = reply();
+        RpcRdmaHeader h = r.h;
+        if (offered.chunkCount() > h.writeList().chunkCapacity()
+                || offered.segments().count() > h.writeList().segmentCapacity()
+                || chunks.reply != null && chunks.reply.count() > h.replyChunk().capacity()) {
+            giveBack(r);
+            return "its transport header alone is over the inline threshold of " + sendInline;
+        }
         h.clear().xid(xid).credit(credit).proc(RpcRdma.RDMA_MSG);
         WriteList returned = h.writeList();
         returned.copyFrom(offered);
@@ -77,11 +140,13 @@ public final class ReplyWriter {
         boolean viaReplyChunk = RpcRdmaEncoder.encodedLength(h) + length > sendInline;
         if (viaReplyChunk) {
             if (chunks.reply == null) {
+                giveBack(r);
                 return "it is " + length + " bytes, over the " + (sendInline - RpcRdmaEncoder.encodedLength(h))
                         + " bytes that fit the negotiated inline threshold of " + sendInline
                         + ", and the call offered no Reply chunk";
             }
             if (length > chunks.replyCapacity()) {
+                giveBack(r);
                 return "it is " + length + " bytes, over the " + chunks.replyCapacity()
                         + " bytes of the call's Reply chunk";
             }
@@ -96,16 +161,20 @@ public final class ReplyWriter {
             }
         }
         if (RpcRdmaEncoder.encodedLength(h) > sendInline) {
+            giveBack(r);
             return "its transport header alone is over the inline threshold of " + sendInline;
         }
         if (!viaReplyChunk && n == 0) {
             sends.sendWithHeader(h, reply, chunks.invalidateRkey);
+            giveBack(r);
             return null;
         }
         if (link.rdmaDepth() == 0) {
+            giveBack(r);
             return "it needs RDMA Write, which this side does not do";
         }
         if (payloadLength + length > maxChunkBytes) {
+            giveBack(r);
             return "it would write " + (payloadLength + length) + " bytes, over our limit of " + maxChunkBytes;
         }
         // One buffer: [payload 0 | payload 1 | ... | reply]. The inline reply (DDP case) is
@@ -113,7 +182,8 @@ public final class ReplyWriter {
         ChunkBuffer buf = link.allocateChunk(payloadLength + length);
         MemorySegment mem = buf.segment();
         long at = 0;
-        for (MemorySegment p : payloads) {
+        for (int k = 0; k < n; k++) { // by index: an iterator would be an object per reply
+            MemorySegment p = payloads.get(k);
             MemorySegment.copy(p, 0, mem, at, p.byteSize());
             at += p.byteSize();
         }
@@ -129,13 +199,31 @@ public final class ReplyWriter {
             job.addSegments(h.replyChunk(), 0, h.replyChunk().count(), payloadLength);
             stats.replyChunksUsed.increment();
         }
-        MemorySegment inline = viaReplyChunk ? null : mem.asSlice(payloadLength, length);
+        r.inline = viaReplyChunk ? null : mem.asSlice(payloadLength, length);
+        r.invalidateRkey = chunks.invalidateRkey;
+        r.buf = buf;
         // ORDER: the Send (with Invalidate, RFC 8797 §7) follows the Writes on the same queue
-        job.posted = () -> sends.sendWithHeader(h, inline, chunks.invalidateRkey);
-        Runnable free = buf::release;
-        job.done = free;
-        job.abandoned = free;
-        rdma.submit(job);
+        job.posted = r.send;
+        job.done = r.finish;
+        job.abandoned = r.drop;
+        // the Writes and, when a send context is free, the Send after them: one post
+        boolean chained = link.openSendChain();
+        try {
+            rdma.submit(job);
+        } finally {
+            if (chained) {
+                link.closeSendChain();
+            }
+        }
         return null;
+    }
+
+    /** {@code r} was not used for a job (its header may have gone into a Send: encoded or copied by now). */
+    private void giveBack(Reply r) {
+        synchronized (spare) {
+            if (spare.size() < SPARE_REPLIES) {
+                spare.addFirst(r);
+            }
+        }
     }
 }

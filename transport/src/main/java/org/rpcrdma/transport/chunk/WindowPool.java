@@ -101,6 +101,7 @@ public final class WindowPool {
         // that names the rkey follows on the same send queue, after the bind.
         batch.bindWindow(WrId.pack(WrId.OP_BIND_MW, w, generation), mw, mr, address, length, access, 0,
                 tags.renew(mw.rkey()));
+        countPost();
         try {
             qp.postSend(batch);
         } catch (RuntimeException e) {
@@ -115,6 +116,13 @@ public final class WindowPool {
             s.windowsBound.increment();
         }
         return rkey;
+    }
+
+    private void countPost() {
+        StatsCounters s = stats;
+        if (s != null) {
+            s.sendQueuePosts.increment();
+        }
     }
 
     /**
@@ -216,6 +224,7 @@ public final class WindowPool {
         }
         batch.signalLast();
         pendingThen[token] = then;
+        countPost();
         try {
             qp.postSend(batch);
         } catch (RuntimeException e) {

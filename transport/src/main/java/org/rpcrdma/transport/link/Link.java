@@ -63,6 +63,21 @@ public interface Link {
         throw new UnsupportedOperationException("this link does no RDMA Read or Write");
     }
 
+    /**
+     * Until {@link #closeSendChain} on this thread, its {@link #postWrite}s wait to go out
+     * with the next Send in one post (one system call; RC keeps them in order, so the Writes'
+     * data is placed before the Send completes at the peer, RFC 8166 §3.5.4). False: not
+     * opened (another thread has it, or the link posts each request as it comes); then do
+     * not close it.
+     */
+    default boolean openSendChain() {
+        return false;
+    }
+
+    /** Ends this thread's chain: Writes whose Send was not posted meanwhile go out now. */
+    default void closeSendChain() {
+    }
+
     /** Whether {@link #allocateChunk} and {@link #expose} work here (a requester can offer chunks). */
     default boolean exposesMemory() {
         return false;

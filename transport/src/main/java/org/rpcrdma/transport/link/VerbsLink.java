@@ -98,7 +98,7 @@ public final class VerbsLink implements Link {
         CompletionPoller p = null;
         boolean ok = false;
         try {
-            w = new WorkRequests(gate, hw, generation, shared == null ? receiveBuffers : 1, recvInline);
+            w = new WorkRequests(gate, hw, generation, shared == null ? receiveBuffers : 1, recvInline, rdmaDepth);
             if (hw.slot == null) {
                 p = new CompletionPoller(gate, hw.cq, hw.channel, shared);
             }
@@ -144,6 +144,7 @@ public final class VerbsLink implements Link {
     public void start(CompletionSink c, String threadName) {
         deliverTo(c);
         hw.chunks.stats(c.counters());
+        posts.stats(c.counters());
         int qpNum = hw.qp.qpNum();
         if (hw.slot != null) {
             hw.slot.register(qpNum, completions);
@@ -269,6 +270,16 @@ public final class VerbsLink implements Link {
     @Override
     public void postRead(int token, ChunkBuffer local, long localOffset, int length, int rkey, long remoteOffset) {
         posts.rdma(false, token, local, localOffset, length, rkey, remoteOffset);
+    }
+
+    @Override
+    public boolean openSendChain() {
+        return posts.openChain();
+    }
+
+    @Override
+    public void closeSendChain() {
+        posts.closeChain();
     }
 
     @Override

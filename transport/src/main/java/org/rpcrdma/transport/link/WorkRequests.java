@@ -5,6 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import org.rpcrdma.transport.LinkClosedException;
 import org.rpcrdma.transport.chunk.ChunkBuffer;
+import org.rpcrdma.transport.rpc.StatsCounters;
 import org.rpcrdma.transport.verbs.QueuePair;
 import org.rpcrdma.transport.verbs.RecvBatch;
 import org.rpcrdma.transport.verbs.SendBatch;
@@ -37,22 +38,53 @@ public final class WorkRequests {
     /** RDMA Read/Write requests: posted under {@code rdmaLock}, apart from Sends (SendQueue's lock). */
     private final SendBatch rdma = new SendBatch(1, 1, arena);
     private final Object rdmaLock = new Object();
+    /**
+     * RDMA Writes staged by the thread that opened the chain ({@link #openChain}), posted in
+     * one ibv_post_send with the next Send (whichever thread posts it) or when the chain
+     * closes: the Writes of a reply and its Send are one system call, as Linux's
+     * svc_rdma_sendto chains them. Guarded by {@code chainLock}; room for the Writes that
+     * the RDMA depth lets be outstanding, and the Send.
+     */
+    private final SendBatch chain;
+    private final int chainCapacity;
+    private final Object chainLock = new Object();
+    private volatile Thread chainOwner;
+    /** Work requests waiting in {@code chain}: read without the lock by every Send (0: post it alone). */
+    private volatile int staged;
     private final RecvBatch recv;
+    /** The connection's counters, once it started (posts before that are not counted). */
+    private volatile StatsCounters stats;
 
-    WorkRequests(LinkGate gate, LinkHardware hw, int generation, int receiveBuffers, int recvInline) {
+    WorkRequests(LinkGate gate, LinkHardware hw, int generation, int receiveBuffers, int recvInline, int rdmaDepth) {
         this.gate = gate;
         this.hw = hw;
         this.qp = hw.qp;
         this.generation = generation;
         this.recvInline = recvInline;
+        SendBatch c = null;
         boolean ok = false;
         try {
+            c = new SendBatch(Math.max(1, rdmaDepth) + 1, 1, arena);
             this.recv = new RecvBatch(receiveBuffers, arena);
             ok = true;
         } finally {
             if (!ok) {
                 arena.close();
             }
+        }
+        this.chain = c;
+        this.chainCapacity = Math.max(1, rdmaDepth) + 1;
+    }
+
+    void stats(StatsCounters s) {
+        this.stats = s;
+    }
+
+    /** Counted before the post: the peer may act on it before this thread returns. */
+    private void countPost() {
+        StatsCounters s = stats;
+        if (s != null) {
+            s.sendQueuePosts.increment();
         }
     }
 
@@ -65,18 +97,100 @@ public final class WorkRequests {
     void send(int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
         long stamp = gate.enter("send");
         try {
-            send.clear();
-            long addr = buffer.address(); // a slice of sendMr
-            long wrId = WrId.pack(WrId.OP_SEND, slot, generation);
-            int flags = signalled ? SendBatch.SIGNALED : 0;
-            if (rkey == 0) {
-                send.send(wrId, hw.sendMr.lkey(), addr, length, flags);
-            } else {
-                send.sendWithInvalidate(wrId, hw.sendMr.lkey(), addr, length, rkey, flags);
+            if (staged != 0 && sendAfterStaged(slot, buffer, length, signalled, rkey)) {
+                return;
             }
+            send.clear();
+            addSend(send, slot, buffer, length, signalled, rkey);
+            countPost();
             qp.postSend(send);
         } finally {
             gate.exit(stamp);
+        }
+    }
+
+    private void addSend(SendBatch b, int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
+        long addr = buffer.address(); // a slice of sendMr
+        long wrId = WrId.pack(WrId.OP_SEND, slot, generation);
+        int flags = signalled ? SendBatch.SIGNALED : 0;
+        if (rkey == 0) {
+            b.send(wrId, hw.sendMr.lkey(), addr, length, flags);
+        } else {
+            b.sendWithInvalidate(wrId, hw.sendMr.lkey(), addr, length, rkey, flags);
+        }
+    }
+
+    /**
+     * The Send goes out behind the staged Writes, in one post (false: nothing was staged
+     * after all). Any Send may carry them: a reply's Send is queued only after its Writes
+     * were staged, so one that sees none staged follows Writes already posted.
+     */
+    private boolean sendAfterStaged(int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
+        synchronized (chainLock) {
+            if (chain.size() == 0) {
+                return false;
+            }
+            addSend(chain, slot, buffer, length, signalled, rkey);
+            postChainLocked();
+            return true;
+        }
+    }
+
+    /** Caller holds {@code chainLock} and the gate: posts the chain and empties it, whatever the post did. */
+    private void postChainLocked() {
+        try {
+            countPost();
+            qp.postSend(chain);
+        } finally {
+            chain.clear();
+            staged = 0;
+        }
+    }
+
+    /**
+     * Until {@link #closeChain} on this thread, its RDMA Writes wait to go out with the next
+     * Send in one post. False (and nothing changes) if another thread has the chain open:
+     * this one then posts each request on its own, as before.
+     */
+    boolean openChain() {
+        synchronized (chainLock) {
+            if (chainOwner != null) {
+                return false;
+            }
+            chainOwner = Thread.currentThread();
+            return true;
+        }
+    }
+
+    /**
+     * Ends this thread's chain: Writes still staged (their Send is not posted yet, e.g. it
+     * waits for a send context) go out now, on their own.
+     *
+     * @throws LinkClosedException if destroy has begun; the staged Writes are dropped (the
+     *         connection's loss abandons their jobs)
+     */
+    void closeChain() {
+        synchronized (chainLock) {
+            if (chainOwner != Thread.currentThread()) {
+                return;
+            }
+            chainOwner = null;
+            if (chain.size() == 0) {
+                return;
+            }
+            long stamp;
+            try {
+                stamp = gate.enter("RDMA Write");
+            } catch (RuntimeException e) {
+                chain.clear();
+                staged = 0;
+                throw e;
+            }
+            try {
+                postChainLocked();
+            } finally {
+                gate.exit(stamp);
+            }
         }
     }
 
@@ -115,6 +229,9 @@ public final class WorkRequests {
             MemorySegment mem = local.segment();
             Objects.checkFromIndexSize(localOffset, length, mem.byteSize()); // as asSlice would, without one
             long addr = mem.address() + localOffset;
+            if (write && chainOwner == Thread.currentThread() && stage(token, local, addr, length, rkey, remoteOffset)) {
+                return;
+            }
             synchronized (rdmaLock) {
                 rdma.clear();
                 if (write) {
@@ -124,10 +241,28 @@ public final class WorkRequests {
                     rdma.rdmaRead(WrId.pack(WrId.OP_READ, token, generation), local.lkey(), addr, length,
                             remoteOffset, rkey, SendBatch.SIGNALED);
                 }
+                countPost();
                 qp.postSend(rdma);
             }
         } finally {
             gate.exit(stamp);
+        }
+    }
+
+    /**
+     * Adds one signalled RDMA Write to this thread's chain; false when it is full (the
+     * depth was raised after the chain was made), and the Write is posted on its own.
+     */
+    private boolean stage(int token, ChunkBuffer local, long addr, int length, int rkey, long remoteOffset) {
+        synchronized (chainLock) {
+            if (chain.size() + 1 >= chainCapacity) {
+                return false;
+            }
+            // signalled: each Write's completion frees its room in RdmaQueue and, the last, its buffer
+            chain.rdmaWrite(WrId.pack(WrId.OP_WRITE, token, generation), local.lkey(), addr, length, remoteOffset,
+                    rkey, SendBatch.SIGNALED);
+            staged = chain.size();
+            return true;
         }
     }
 

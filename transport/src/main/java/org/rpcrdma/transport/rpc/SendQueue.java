@@ -77,8 +77,8 @@ public final class SendQueue {
     }
 
     /**
-     * Sends a message with chunk lists: {@code header} (owned by this message from now on,
-     * encoded as it is) followed by {@code rpc} inline, or by nothing when {@code rpc} is
+     * Sends a message with chunk lists: {@code header} (encoded as it is, or copied if the
+     * message must wait: the caller may reuse it once this returns) followed by {@code rpc} inline, or by nothing when {@code rpc} is
      * null (RDMA_NOMSG). The caller checked that it fits the send inline threshold.
      */
     public void sendWithHeader(RpcRdmaHeader header, MemorySegment rpc) {
@@ -107,8 +107,11 @@ public final class SendQueue {
             }
         }
         stats.sendContextWaits.increment();
+        // the caller may reuse its header and segment once we return: keep copies
+        RpcRdmaHeader copy = new RpcRdmaHeader(header.readList().segmentCount(), header.writeList().chunkCount(),
+                header.writeList().segments().count(), header.replyChunk().count()).copyFrom(header);
         queue.addLast(new Waiting(header.xid(), header.credit(), rpc == null ? null : Marshal.heapCopy(rpc, gathered),
-                0, header, invalidateRkey));
+                0, copy, invalidateRkey));
     }
 
     /** Sends RDMA_ERROR ({@code RpcRdma.ERR_VERS} or {@code ERR_CHUNK}) for {@code xid}. */

@@ -41,6 +41,7 @@ public final class StatsCounters {
     public final LongAdder receiveBatches = new OwnedCounter();
     public final LongAdder connectionsLost = new OwnedCounter();
     public final LongAdder sendsSignalled = new OwnedCounter();
+    public final LongAdder sendQueuePosts = new OwnedCounter();
     public final LongAdder chunkedCallsReceived = new OwnedCounter();
     public final LongAdder chunkListsRefused = new OwnedCounter();
     public final LongAdder rdmaReads = new OwnedCounter();
@@ -96,6 +97,7 @@ public final class StatsCounters {
         m.put("receiveBatches", receiveBatches.sum());
         m.put("connectionsLost", connectionsLost.sum());
         m.put("sendsSignalled", sendsSignalled.sum());
+        m.put("sendQueuePosts", sendQueuePosts.sum());
         m.put("chunkedCallsReceived", chunkedCallsReceived.sum());
         m.put("chunkListsRefused", chunkListsRefused.sum());
         m.put("rdmaReads", rdmaReads.sum());
