@@ -98,7 +98,7 @@ public final class VerbsLink implements Link {
         CompletionPoller p = null;
         boolean ok = false;
         try {
-            w = new WorkRequests(gate, hw, generation, shared == null ? receiveBuffers : 1, recvInline);
+            w = new WorkRequests(gate, hw, generation, sendContexts, shared == null ? receiveBuffers : 1, recvInline);
             if (hw.slot == null) {
                 p = new CompletionPoller(gate, hw.cq, hw.channel, shared);
             }

@@ -4,6 +4,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import org.rpcrdma.transport.LinkClosedException;
 import org.rpcrdma.transport.chunk.ChunkBuffer;
+import org.rpcrdma.transport.verbs.PreparedSends;
 import org.rpcrdma.transport.verbs.QueuePair;
 import org.rpcrdma.transport.verbs.RecvBatch;
 import org.rpcrdma.transport.verbs.SendBatch;
@@ -27,28 +28,37 @@ public final class WorkRequests {
     private final LinkHardware hw;
     private final int generation;
     private final int recvInline;
+    /** A Send per send context, built once: an inline message from its context's buffer stores only what changed. */
+    private final PreparedSends prepared;
+    /** Any other Send (with Invalidate, or not from a context): filled per post. */
     private final SendBatch send = new SendBatch(1, 1);
     /** RDMA Read/Write requests: posted under {@code rdmaLock}, apart from Sends (SendQueue's lock). */
     private final SendBatch rdma = new SendBatch(1, 1);
     private final Object rdmaLock = new Object();
     private final RecvBatch recv;
 
-    WorkRequests(LinkGate gate, LinkHardware hw, int generation, int receiveBuffers, int recvInline) {
+    WorkRequests(LinkGate gate, LinkHardware hw, int generation, int sendContexts, int receiveBuffers, int recvInline) {
         this.gate = gate;
         this.hw = hw;
         this.qp = hw.qp;
         this.generation = generation;
         this.recvInline = recvInline;
+        PreparedSends p = null;
         boolean ok = false;
         try {
+            p = new PreparedSends(sendContexts, hw.sendMr.lkey(), slot -> WrId.pack(WrId.OP_SEND, slot, generation));
             this.recv = new RecvBatch(receiveBuffers);
             ok = true;
         } finally {
             if (!ok) {
                 send.close();
                 rdma.close();
+                if (p != null) {
+                    p.close();
+                }
             }
         }
+        this.prepared = p;
     }
 
     /**
@@ -60,10 +70,14 @@ public final class WorkRequests {
     void send(int slot, MemorySegment buffer, int length, boolean signalled, int rkey) {
         long stamp = gate.enter("send");
         try {
-            send.clear();
             long addr = buffer.address(); // a slice of sendMr
-            long wrId = WrId.pack(WrId.OP_SEND, slot, generation);
             int flags = signalled ? SendBatch.SIGNALED : 0;
+            if (rkey == 0 && prepared.covers(slot, length)) {
+                qp.postSend(prepared, slot, addr, length, flags);
+                return;
+            }
+            send.clear();
+            long wrId = WrId.pack(WrId.OP_SEND, slot, generation);
             if (rkey == 0) {
                 send.send(wrId, hw.sendMr.lkey(), addr, length, flags);
             } else {
@@ -128,6 +142,7 @@ public final class WorkRequests {
 
     /** Frees the work-request arrays (caller holds the gate's write side). */
     void close() {
+        prepared.close();
         send.close();
         rdma.close();
         recv.close();
