@@ -17,9 +17,10 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  * {@code callAndWait} for its reply. One thread at a time holds the poll role
  * ({@code pollLock}) and dispatches, so the connection ({@link CompletionSink}) sees one completion thread.
  *
- * <p>Invariants (a busy-poll caller keeps both the role and the CQ's gate across its empty
- * polls, so they take no lock: the role's {@code ReentrantLock} and the gate's
- * {@code StampedLock} per empty poll were 15 % of a spinning caller's samples under C1):
+ * <p>Invariants (a busy-poll caller, and a completion group's busy thread, keep both the
+ * role and the CQ's gate across their empty polls, so they take no lock: the role's
+ * {@code ReentrantLock} and the gate's {@code StampedLock} per empty poll were 15 % of a
+ * spinning caller's samples under C1):
  * <ul>
  *   <li>Only the role's holder polls and dispatches, so each completion copied out is
  *       dispatched once, by one thread, in CQ order.
@@ -29,8 +30,9 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  *       a caller: it looks at {@code stopping} before every poll and then lets the gate go
  *       ({@link Cq#letGo}) and the role.
  *   <li>A caller that stops polling (its reply, its deadline, destroy) lets both go; the
- *       poller thread, which takes the role for one poll at a time, takes it back after
- *       {@link #LINGER_NANOS}, or at once if an async call is outstanding.
+ *       poller thread of a link's own CQ, which takes the role for one poll at a time, takes
+ *       it back after {@link #LINGER_NANOS}, or at once if an async call is outstanding. A
+ *       group's thread, whose role no caller takes, lets both go only to park (idle) or stop.
  * </ul>
  *
  * <p>Modes (how to choose: {@link RpcRdmaOptions#busyPoll()}):
@@ -65,6 +67,8 @@ final class CompletionDriver {
      * after the last blocking call is dispatched within this plus {@link #LINGER_NANOS}.
      */
     static final long CALLER_PARK_NANOS = 10_000_000;
+    /** How many empty polls a completion group's busy thread makes between looks at {@link Cq#idle}. */
+    static final int IDLE_LOOK_EVERY = 64;
     /** Poller threads that did not end within the wait of their link's destroy or group's close, in this JVM. */
     private static final LongAdder FREED_PAST = new LongAdder();
 
@@ -110,6 +114,12 @@ final class CompletionDriver {
 
     private final Cq cq;
     private final boolean busyPoll;
+    /**
+     * Whether a blocking caller may take the poll role (a link's own CQ); never on a
+     * completion group's CQ, whose busy thread therefore keeps the role and the gate across
+     * its empty polls ({@link #busyHolding}).
+     */
+    private final boolean callersLead;
     private final ReentrantLock pollLock = new ReentrantLock();
     /**
      * Threads inside callAndWait, counted from before their Send is posted (a Send under
@@ -131,9 +141,16 @@ final class CompletionDriver {
     private long lastCompletion;
     private volatile Thread poller;
 
+    /** The driver of a link's own CQ, whose blocking callers may lead. */
     CompletionDriver(Cq cq, boolean busyPoll) {
+        this(cq, busyPoll, true);
+    }
+
+    /** @param callersLead false on a completion group's CQs: no caller ever polls them */
+    CompletionDriver(Cq cq, boolean busyPoll, boolean callersLead) {
         this.cq = cq;
         this.busyPoll = busyPoll;
+        this.callersLead = callersLead;
     }
 
     /** Event mode: the poller (and a leading caller) spins this long after a completion before sleeping. */
@@ -202,7 +219,9 @@ final class CompletionDriver {
                     continue;
                 }
                 if (busyPoll) {
-                    if (!tryPollOnce()) {
+                    if (!callersLead) {
+                        busyHolding();
+                    } else if (!tryPollOnce()) {
                         Thread.onSpinWait();
                     }
                     continue;
@@ -361,6 +380,33 @@ final class CompletionDriver {
             } else if (spin) {
                 Thread.onSpinWait();
             }
+        }
+    }
+
+    /**
+     * Busy-poll on a completion group's thread, whose role no caller ever takes: keeps the
+     * role and the gate across empty polls as a spinning caller does (a lock and a gate per
+     * empty poll were a fifth of a busy server thread's own samples under C1, and the turn's
+     * length is how late it sees a call), lets the gate go before each dispatch, and leaves
+     * once stopping or, looked at every {@value #IDLE_LOOK_EVERY} empty polls, idle (so that
+     * {@link #run} parks it without a gate held).
+     */
+    private void busyHolding() {
+        pollLock.lock(); // uncontended: this thread alone takes a group's role
+        try {
+            for (int empty = 1; !cq.stopping();) {
+                int n = cq.pollHolding();
+                if (n > 0) {
+                    cq.dispatch(n); // gate let go: handlers run without it
+                } else if (empty++ % IDLE_LOOK_EVERY == 0 && cq.idle()) {
+                    return;
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+        } finally {
+            cq.letGo();
+            pollLock.unlock();
         }
     }
 

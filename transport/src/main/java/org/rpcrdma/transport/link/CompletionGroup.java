@@ -60,7 +60,7 @@ public final class CompletionGroup implements AutoCloseable {
             this.gate = new LinkGate(what -> new LinkClosedException("completion group closed; " + what + " refused"));
             this.channel = busyPoll ? null : dev.createCompletionChannel();
             this.queues = new GroupPoller(gate, channel, counters, onFailure);
-            this.driver = new CompletionDriver(queues, busyPoll);
+            this.driver = new CompletionDriver(queues, busyPoll, false); // callers never lead on a shared CQ
             driver.adaptiveSpin(spinNanos);
         }
     }

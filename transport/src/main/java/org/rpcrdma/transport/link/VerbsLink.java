@@ -98,7 +98,8 @@ public final class VerbsLink implements Link {
         CompletionPoller p = null;
         boolean ok = false;
         try {
-            w = new WorkRequests(gate, hw, generation, shared == null ? receiveBuffers : 1, recvInline, rdmaDepth);
+            w = new WorkRequests(gate, hw, generation, sendContexts, shared == null ? receiveBuffers : 1, recvInline,
+                    rdmaDepth);
             if (hw.slot == null) {
                 p = new CompletionPoller(gate, hw.cq, hw.channel, shared);
             }

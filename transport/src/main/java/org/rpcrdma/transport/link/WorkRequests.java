@@ -6,6 +6,7 @@ import java.util.Objects;
 import org.rpcrdma.transport.LinkClosedException;
 import org.rpcrdma.transport.chunk.ChunkBuffer;
 import org.rpcrdma.transport.rpc.StatsCounters;
+import org.rpcrdma.transport.verbs.PreparedSends;
 import org.rpcrdma.transport.verbs.QueuePair;
 import org.rpcrdma.transport.verbs.RecvBatch;
 import org.rpcrdma.transport.verbs.SendBatch;
@@ -35,6 +36,8 @@ public final class WorkRequests {
      */
     private final Arena arena = Arena.ofShared();
     private final SendBatch send = new SendBatch(1, 1, arena);
+    /** A Send per send context, built once: an inline message from its context's buffer stores only what changed. */
+    private final PreparedSends prepared;
     /** RDMA Read/Write requests: posted under {@code rdmaLock}, apart from Sends (SendQueue's lock). */
     private final SendBatch rdma = new SendBatch(1, 1, arena);
     private final Object rdmaLock = new Object();
@@ -55,7 +58,8 @@ public final class WorkRequests {
     /** The connection's counters, once it started (posts before that are not counted). */
     private volatile StatsCounters stats;
 
-    WorkRequests(LinkGate gate, LinkHardware hw, int generation, int receiveBuffers, int recvInline, int rdmaDepth) {
+    WorkRequests(LinkGate gate, LinkHardware hw, int generation, int sendContexts, int receiveBuffers, int recvInline,
+            int rdmaDepth) {
         this.gate = gate;
         this.hw = hw;
         this.qp = hw.qp;
@@ -64,6 +68,8 @@ public final class WorkRequests {
         SendBatch c = null;
         boolean ok = false;
         try {
+            this.prepared = new PreparedSends(sendContexts, hw.sendMr.lkey(),
+                    slot -> WrId.pack(WrId.OP_SEND, slot, generation), arena);
             c = new SendBatch(Math.max(1, rdmaDepth) + 1, 1, arena);
             this.recv = new RecvBatch(receiveBuffers, arena);
             ok = true;
@@ -98,6 +104,11 @@ public final class WorkRequests {
         long stamp = gate.enter("send");
         try {
             if (staged != 0 && sendAfterStaged(slot, buffer, length, signalled, rkey)) {
+                return;
+            }
+            if (rkey == 0 && prepared.covers(slot, length)) {
+                countPost();
+                qp.postSend(prepared, slot, buffer.address(), length, signalled ? SendBatch.SIGNALED : 0);
                 return;
             }
             send.clear();

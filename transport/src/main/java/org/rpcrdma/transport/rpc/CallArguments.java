@@ -26,7 +26,9 @@ public final class CallArguments {
     public static int check(MemorySegment rpcCall, CallOptions o, int maxChunkBytes) {
         Objects.requireNonNull(rpcCall, "rpcCall");
         Objects.requireNonNull(o, "options");
-        if (rpcCall.byteSize() < 8 || Xdr.getInt(rpcCall, 4) != OncRpc.CALL) {
+        // xid and msg_type in one 64-bit read: under C1 each segment access is a chain of checks
+        long head = rpcCall.byteSize() < 8 ? -1 : Xdr.getLong(rpcCall, 0);
+        if ((int) head != OncRpc.CALL) {
             throw new IllegalArgumentException("rpcCall is not an ONC RPC CALL message");
         }
         if (o.maxReplyBytes() > maxChunkBytes) {
@@ -52,7 +54,7 @@ public final class CallArguments {
             throw new IllegalArgumentException("receptacle is confined to its arena's thread; use shared, automatic,"
                     + " global or heap memory");
         }
-        return Xdr.getInt(rpcCall, 0);
+        return (int) (head >>> 32);
     }
 
     /** The timeout of a call with {@code o} on an endpoint whose default is {@code defaultMillis}, in nanoseconds (0: none). */

@@ -33,9 +33,13 @@ public final class Marshal {
         return threshold - INLINE_HEADER;
     }
 
-    /** Encodes an RDMA_MSG header and copies {@code rpc} behind it; returns the Send length. */
-    static int inline(MemorySegment buf, int xid, int credit, MemorySegment rpc) {
-        int h = RpcRdmaEncoder.encodeInlineMsg(buf, 0, xid, credit);
+    /**
+     * Encodes the RDMA_MSG header of send context {@code slot} ({@link InlineHeaders}: its XID
+     * alone when the buffer holds the rest already) and copies {@code rpc} behind it; returns
+     * the Send length.
+     */
+    static int inline(InlineHeaders headers, int slot, MemorySegment buf, int xid, int credit, MemorySegment rpc) {
+        int h = headers.encode(slot, buf, xid, credit);
         MemorySegment.copy(rpc, 0, buf, h, rpc.byteSize());
         return h + (int) rpc.byteSize();
     }

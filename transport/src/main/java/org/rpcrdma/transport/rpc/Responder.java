@@ -336,7 +336,8 @@ public final class Responder {
      * @throws ReplyRefusedException if it was refused (the requester was answered RDMA_ERROR)
      */
     void send(PeerCall c, int xid, MemorySegment rpcReply, CallChunks chunks, List<MemorySegment> payloads) {
-        if (rpcReply.byteSize() < 8 || Xdr.getInt(rpcReply, 0) != xid || Xdr.getInt(rpcReply, 4) != OncRpc.REPLY) {
+        // xid and msg_type in one 64-bit read
+        if (rpcReply.byteSize() < 8 || Xdr.getLong(rpcReply, 0) != ((long) xid << 32 | OncRpc.REPLY)) {
             refuse(c, xid);
             throw new ReplyRefusedException(conn + ": the reply to call 0x" + Integer.toHexString(xid)
                     + " is not an RPC REPLY with that XID; the requester was answered RDMA_ERROR/ERR_CHUNK");

@@ -28,6 +28,8 @@ public final class SendQueue {
 
     private final SendContextRing ring;
     private final MemorySegment[] buffers;
+    /** What each buffer holds of its last inline header (written XID-only when the rest is there). */
+    private final InlineHeaders headers;
     private final Link link;
     private final StatsCounters stats;
     private final ArrayDeque<Waiting> queue = new ArrayDeque<>();
@@ -46,6 +48,7 @@ public final class SendQueue {
         this.stats = stats;
         this.ring = new SendContextRing(contexts, Math.min(signalEvery, contexts));
         this.buffers = new MemorySegment[contexts];
+        this.headers = new InlineHeaders(contexts);
         for (int i = 0; i < contexts; i++) {
             buffers[i] = memory.asSlice((long) i * sendInline, sendInline);
         }
@@ -173,7 +176,7 @@ public final class SendQueue {
     private void postMessage(int slot, int xid, int credit, MemorySegment rpc, int invalidateRkey) {
         int length;
         try {
-            length = Marshal.inline(buffers[slot], xid, credit, rpc);
+            length = Marshal.inline(headers, slot, buffers[slot], xid, credit, rpc);
         } catch (IllegalStateException e) {
             linkGone(e); // the link was destroyed under us: FFM refused the write to its memory
             return;
@@ -184,6 +187,7 @@ public final class SendQueue {
     private void postWithHeader(int slot, RpcRdmaHeader header, MemorySegment rpc, DdpArgument gathered,
             int invalidateRkey) {
         int length;
+        headers.forget(slot);
         try {
             length = Marshal.withHeader(buffers[slot], header, rpc, gathered);
         } catch (IllegalStateException e) {
@@ -200,6 +204,7 @@ public final class SendQueue {
             stats.errChunkSent.increment();
         }
         int length;
+        headers.forget(slot);
         try {
             length = Marshal.error(buffers[slot], xid, credit, error);
         } catch (IllegalStateException e) {
@@ -252,8 +257,12 @@ public final class SendQueue {
         return ring;
     }
 
-    /** Send context {@code slot}'s memory: the only memory the link's send lkey covers. */
+    /**
+     * Send context {@code slot}'s memory: the only memory the link's send lkey covers. The
+     * caller writes it (under this queue's lock), so what it held is forgotten.
+     */
     public MemorySegment context(int slot) {
+        headers.forget(slot);
         return buffers[slot];
     }
 

@@ -98,6 +98,21 @@ public final class QueuePair extends Resource {
         batch.posted(batch.size());
     }
 
+    /**
+     * Posts context {@code slot}'s prepared Send of {@code [address, address + length)}
+     * with {@code sendFlags} (ibv_post_send of that one request).
+     *
+     * @throws org.rpcrdma.transport.NativeFailureException when the provider refused it
+     */
+    public void postSend(PreparedSends sends, int slot, long address, int length, int sendFlags) {
+        checkOpen();
+        int rc = VerbsInline.ibvPostSend(postSendFn, this.address, sends.prepare(slot, address, length, sendFlags),
+                badSendAddress);
+        if (rc != 0) {
+            throw NativeChecks.failure("ibv_post_send", Math.abs(rc));
+        }
+    }
+
     /** Posts every receive of {@code batch} (ibv_post_recv); not for a QP on an SRQ. */
     public void postRecv(RecvBatch batch) {
         checkOpen();

@@ -57,6 +57,128 @@ class BusyPollRoleTest {
         assertFalse(done.get());
     }
 
+    /** Empty polls under a real gate, taken as {@link GatedCq} takes it (no device); counts the gate's entries. */
+    private static final class EmptyGatedCq implements CompletionDriver.Cq {
+        final LinkGate gate = new LinkGate(what -> new LinkClosedException("refused " + what));
+        final AtomicInteger entries = new AtomicInteger();
+        final AtomicInteger polls = new AtomicInteger();
+        volatile boolean idle;
+        private long held;
+
+        @Override
+        public int pollOnly() {
+            long stamp = gate.enterUnlessStopping();
+            if (stamp == 0) {
+                return 0;
+            }
+            entries.incrementAndGet();
+            polls.incrementAndGet();
+            gate.exit(stamp);
+            return 0;
+        }
+
+        @Override
+        public int pollHolding() {
+            if (held == 0) {
+                long stamp = gate.enterUnlessStopping();
+                if (stamp == 0) {
+                    return 0;
+                }
+                entries.incrementAndGet();
+                held = stamp;
+            } else if (gate.stopping()) {
+                letGo();
+                return 0;
+            }
+            polls.incrementAndGet();
+            return 0;
+        }
+
+        @Override
+        public void letGo() {
+            if (held != 0) {
+                gate.exit(held);
+                held = 0;
+            }
+        }
+
+        @Override
+        public int pollOrWait(long awaitMillis) {
+            throw new AssertionError("busy-poll does not wait");
+        }
+
+        @Override
+        public void dispatch(int n) {
+            throw new AssertionError("nothing to dispatch");
+        }
+
+        @Override
+        public boolean stopping() {
+            return gate.stopping();
+        }
+
+        @Override
+        public int outstandingCalls() {
+            return 0;
+        }
+
+        @Override
+        public void failed(RuntimeException e) {
+            throw new AssertionError(e);
+        }
+
+        @Override
+        public boolean idle() {
+            return idle;
+        }
+    }
+
+    private static void awaitPolls(EmptyGatedCq cq, int atLeast) {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (cq.polls.get() < atLeast && System.nanoTime() - until < 0) {
+            Thread.onSpinWait();
+        }
+        assertTrue(cq.polls.get() >= atLeast, "only " + cq.polls.get() + " polls in 10 s");
+    }
+
+    @Test
+    void aCompletionGroupThreadKeepsTheGateAcrossEmptyPollsLetsItGoToParkAndForClose() throws Exception {
+        EmptyGatedCq cq = new EmptyGatedCq();
+        CompletionDriver driver = new CompletionDriver(cq, true, false); // a group's: no caller leads
+        Thread t = driver.start("group-busy-test");
+        try {
+            awaitPolls(cq, 20_000);
+            int entries = cq.entries.get();
+            int polls = cq.polls.get();
+            assertTrue(entries <= 2, "the gate was entered " + entries + " times in " + polls
+                    + " empty polls of a group's busy thread (once per poll)");
+
+            // idle: it lets the gate go and parks
+            cq.idle = true;
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (t.getState() != Thread.State.WAITING && System.nanoTime() - until < 0) {
+                Thread.onSpinWait();
+            }
+            assertEquals(Thread.State.WAITING, t.getState(), "an idle group thread did not park");
+            assertFalse(cq.gate.readHeld(), "an idle group thread parked holding the gate");
+
+            // a connection comes: woken, it polls again
+            cq.idle = false;
+            int before = cq.polls.get();
+            driver.wake();
+            awaitPolls(cq, before + 1_000);
+        } finally {
+            // close: stop, then the write side waits at most one poll for the spinner
+            cq.gate.stop();
+            driver.wake();
+            CompletableFuture<String> free = CompletableFuture.supplyAsync(() -> cq.gate.free(() -> "freed"));
+            assertEquals("freed", free.get(5, TimeUnit.SECONDS), "free waited for a spinning group thread past its stop");
+            t.join(5000);
+        }
+        assertFalse(t.isAlive(), "the group thread did not stop");
+        assertFalse(cq.gate.readHeld(), "the gate's read side was not let go");
+    }
+
     /**
      * A fake CQ whose completions are tokens; checks that only one thread at a time is inside
      * a poll or a dispatch, that the gate it "keeps" across empty polls is never found kept
