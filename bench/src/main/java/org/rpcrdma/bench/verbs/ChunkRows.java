@@ -54,9 +54,12 @@ final class ChunkRows {
     static final int PROC_DDP_READ = 3;
     /** The four shapes, in the order they are measured. */
     static final List<String> SERIES = List.of("chunk-long", "chunk-echo", "chunk-ddp-write", "chunk-ddp-read");
-    /** The server at its defaults (events, no spin), the client busy-polling or ({@code --event}) on events. */
+    /**
+     * The server at its defaults (events, no spin) unless {@code --server-spin} asks for an
+     * adaptive server; the client busy-polling or ({@code --event}) on events.
+     */
     static Mode mode(CurveOptions o) {
-        return new Mode("chunk", o.busyPoll(), 0);
+        return new Mode("chunk", o.busyPoll(), Math.max(0, o.serverSpinMicros()));
     }
 
     private final InetAddress ip;
@@ -91,9 +94,22 @@ final class ChunkRows {
     }
 
     /**
-     * The JIT pre-warm of the rows' own path ({@code --chunk-only}, whose RPC pre-warm makes
-     * only inline calls): the four shapes at the smaller size, in turn, over the device in
-     * the rows' mode, until the JIT is quiet or {@code capNanos} ({@link JitPrewarm#untilQuiet}).
+     * The least time the rows' pre-warm may take to reach a quiet JIT: under TCG a C2-only
+     * JVM compiled the chunk path for 52 s before it was quiet, and rows measured while it
+     * still compiled were 2-3 times slower at 4 KiB (bench/profiles/chunkmode-20261127/).
+     */
+    static final long PREWARM_MIN_CAP_NANOS = TimeUnit.SECONDS.toNanos(90);
+
+    /** The cap of the rows' pre-warm for a run pre-warmed for {@code prewarmNanos}: six times that, at least {@link #PREWARM_MIN_CAP_NANOS}. */
+    static long prewarmCap(long prewarmNanos) {
+        return Math.max(6 * prewarmNanos, PREWARM_MIN_CAP_NANOS);
+    }
+
+    /**
+     * The JIT pre-warm of the rows' own path (the RPC pre-warm makes only inline calls): the
+     * four shapes at the smaller size, in turn, over the device in the rows' mode, until the
+     * JIT is quiet or {@code capNanos} ({@link JitPrewarm#untilQuiet}); once per JVM, before
+     * the first round's rows.
      * Without it the first shape measured ran its chunk path (binds, RDMA Read and Write,
      * DDP) interpreted or while C2 compiled it. Returns a line saying what it did.
      */

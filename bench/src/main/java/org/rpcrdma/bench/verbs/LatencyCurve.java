@@ -201,6 +201,10 @@ public final class LatencyCurve {
                 throw new java.io.UncheckedIOException(e);
             }
         }
+        if (options.prewarmNanos() > 0 && !options.chunkRows().equals("off") && options.rounds() > 0) {
+            out.println("[bench] " + chunks.prewarm(ChunkRows.prewarmCap(options.prewarmNanos())));
+            out.flush();
+        }
         for (int r = 1; r <= options.rounds(); r++) {
             String op = Goals.round(options.jit(), r);
             if (ib) {
@@ -222,7 +226,7 @@ public final class LatencyCurve {
         out.printf("[bench] %d points, chunk rows only (%s)%n", total, options.describe(ip));
         if (options.prewarmNanos() > 0) {
             rpc.prewarm(options.sizes(), options.thresholds()[0]);
-            out.println("[bench] " + chunks.prewarm(6 * options.prewarmNanos()));
+            out.println("[bench] " + chunks.prewarm(ChunkRows.prewarmCap(options.prewarmNanos())));
             out.flush();
         }
         for (int r = 1; r <= options.rounds(); r++) {
