@@ -3,12 +3,8 @@ package org.rpcrdma.transport;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
-import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.results;
-import static org.rpcrdma.transport.EndpointVerbsTest.closeAndCheckNothingLeft;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -19,7 +15,6 @@ import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordingFile;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -34,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Tag("verbs")
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
-class ClientCloseCostVerbsTest {
+class ClientCloseCostVerbsTest extends OneClientFixture {
     /**
      * The owners of native memory a client connection with its own threads frees at close:
      * the link's hardware (its buffers and chunk pool), its QP, its work requests, its
@@ -43,21 +38,10 @@ class ClientCloseCostVerbsTest {
      */
     private static final int ARENAS_OF_A_CLIENT = 7;
 
-    private RpcRdmaServer server;
-    private RpcRdmaClient client;
-
-    @AfterEach
-    void tearDown() throws Exception {
-        closeAndCheckNothingLeft(client, server);
-    }
-
     @Test
     void aClientsCloseHandshakesTheJvmOncePerOwnerOfMemory() throws Exception {
-        InetAddress ip = EndpointVerbsTest.deviceAddress();
         // 120 s to connect: a guest that shares its host's cores took over 30 s at times
-        RpcRdmaOptions o = EndpointVerbsTest.OPTS.toBuilder().connectTimeoutMillis(120_000).build();
-        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), o, echo(), null);
-        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), o);
+        connect(EndpointVerbsTest.OPTS.toBuilder().connectTimeoutMillis(120_000).build());
         byte[] args = {1, 2, 3, 4};
         // a long call and a Reply chunk: the chunk memory and the windows are in use too
         assertArrayEquals(args, results(client.call(callMsg(7, 1, args),

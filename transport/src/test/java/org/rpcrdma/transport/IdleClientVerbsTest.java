@@ -4,15 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.callMsg;
-import static org.rpcrdma.transport.ConnectionLoopbackTest.echo;
 import static org.rpcrdma.transport.ConnectionLoopbackTest.results;
-import static org.rpcrdma.transport.EndpointVerbsTest.closeAndCheckNothingLeft;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -27,24 +22,14 @@ import org.rpcrdma.transport.verbs.ProcessProbe;
  */
 @Tag("verbs")
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
-class IdleClientVerbsTest {
+class IdleClientVerbsTest extends OneClientFixture {
     /** The kernel's name of the client's poller ("rpcrdma-client-cq") and cm thread ("rpcrdma-client-cm"). */
     private static final String CLIENT_THREADS = "rpcrdma-client-";
     private static final long WATCH_MILLIS = 2000;
 
-    private RpcRdmaServer server;
-    private RpcRdmaClient client;
-
-    @AfterEach
-    void tearDown() throws Exception {
-        closeAndCheckNothingLeft(client, server);
-    }
-
     @Test
     void idleClientThreadsSleepAndCloseStopsThemAtOnce() throws Exception {
-        InetAddress ip = EndpointVerbsTest.deviceAddress();
-        server = RpcRdmaServer.listen(new InetSocketAddress(ip, 0), EndpointVerbsTest.OPTS, echo(), null);
-        client = RpcRdmaClient.connect(new InetSocketAddress(ip, server.port()), EndpointVerbsTest.OPTS);
+        connect(EndpointVerbsTest.OPTS);
         byte[] args = {1, 2, 3, 4};
         assertArrayEquals(args, results(client.call(callMsg(7, 1, args)).get(60, TimeUnit.SECONDS)));
         List<Integer> tids = ProcessProbe.threadsNamed(CLIENT_THREADS);

@@ -2,8 +2,6 @@ package org.rpcrdma.transport.link;
 
 import java.lang.System.Logger.Level;
 import java.util.Arrays;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -16,6 +14,8 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  * {@link CompletionGroup}'s for a shared CQ), or, on a link's own CQ, a caller blocked in
  * {@code callAndWait} for its reply. One thread at a time holds the poll role
  * ({@code pollLock}) and dispatches, so the connection ({@link CompletionSink}) sees one completion thread.
+ * This class runs the poller thread; the callers' side (their lead, and the poller keeping
+ * off the CQ meanwhile) is its {@link CallerLead}, which shares the role.
  *
  * <p>Invariants (a busy-poll caller, and a completion group's busy thread, keep both the
  * role and the CQ's gate across their empty polls, so they take no lock: the role's
@@ -31,7 +31,7 @@ import org.rpcrdma.transport.RpcRdmaOptions;
  *       ({@link Cq#letGo}) and the role.
  *   <li>A caller that stops polling (its reply, its deadline, destroy) lets both go; the
  *       poller thread of a link's own CQ, which takes the role for one poll at a time, takes
- *       it back after {@link #LINGER_NANOS}, or at once if an async call is outstanding. A
+ *       it back after {@link CallerLead#LINGER_NANOS}, or at once if an async call is outstanding. A
  *       group's thread, whose role no caller takes, lets both go only to park (idle) or stop.
  * </ul>
  *
@@ -53,20 +53,6 @@ final class CompletionDriver {
     private static final System.Logger LOG = System.getLogger(CompletionDriver.class.getName());
     /** Longest event-mode wait on the channel: only a backstop, destroy wakes the waiter (stopWaiting). */
     static final long AWAIT_MILLIS = 60_000;
-    /**
-     * How long the poller keeps off the CQ after the last blocking caller left
-     * with nothing else outstanding. A caller's next call within this time leads again; a
-     * message nobody waits for (a backward call, an async call made meanwhile) waits at most
-     * this long for the poller.
-     */
-    static final long LINGER_NANOS = 1_000_000;
-    /**
-     * How long the poller parks at a time while blocking callers drive the CQ.
-     * Long, so it does not wake between their calls (at 1 ms it woke 0.6 times per call in
-     * the guest, on the CPUs the callers and the device need); a message no one waits for
-     * after the last blocking call is dispatched within this plus {@link #LINGER_NANOS}.
-     */
-    static final long CALLER_PARK_NANOS = 10_000_000;
     /** How many empty polls a completion group's busy thread makes between looks at {@link Cq#idle}. */
     static final int IDLE_LOOK_EVERY = 64;
     /** Poller threads that did not end within the wait of their link's destroy or group's close, in this JVM. */
@@ -121,20 +107,8 @@ final class CompletionDriver {
      */
     private final boolean callersLead;
     private final ReentrantLock pollLock = new ReentrantLock();
-    /**
-     * Threads inside callAndWait, counted from before their Send is posted (a Send under
-     * Soft-RoCE takes long enough for the poller to grab the channel meanwhile). While there
-     * are any, the poller keeps off the CQ: they dispatch every completion they poll.
-     */
-    private final AtomicInteger blockingCallers = new AtomicInteger();
-    /** When the last blocking caller left (System.nanoTime); see {@link #LINGER_NANOS}. */
-    private volatile long callerLeftAt = Long.MIN_VALUE / 2;
-    /**
-     * Whether a blocking caller left less than {@link #LINGER_NANOS} ago, as far as the
-     * poller knows: while not, it reads no clock per loop (a server's busy poller never has a
-     * caller, and under TCG System.nanoTime() costs ~1 µs, as much as a poll).
-     */
-    private volatile boolean lingering;
+    /** The blocking callers: their lead on this CQ, and the poller keeping off it meanwhile. */
+    private final CallerLead lead;
     /** Event mode: how long the poller keeps polling after a completion before it sleeps (0: never). */
     private volatile long spinNanos;
     /** When the poller last dispatched a completion (poller thread only). */
@@ -151,11 +125,13 @@ final class CompletionDriver {
         this.cq = cq;
         this.busyPoll = busyPoll;
         this.callersLead = callersLead;
+        this.lead = new CallerLead(cq, busyPoll, pollLock, this::wake);
     }
 
     /** Event mode: the poller (and a leading caller) spins this long after a completion before sleeping. */
     void adaptiveSpin(long nanos) {
         this.spinNanos = nanos;
+        lead.adaptiveSpin(nanos);
     }
 
     /**
@@ -215,7 +191,7 @@ final class CompletionDriver {
                     LockSupport.park(this); // until wake(); a spurious return looks again
                     continue;
                 }
-                if (keepOffForCaller()) {
+                if (lead.keepPollerOff()) {
                     continue;
                 }
                 if (busyPoll) {
@@ -227,7 +203,7 @@ final class CompletionDriver {
                     continue;
                 }
                 if (!pollLock.tryLock()) {
-                    LockSupport.parkNanos(LINGER_NANOS); // a caller leads
+                    LockSupport.parkNanos(CallerLead.LINGER_NANOS); // a caller leads
                     continue;
                 }
                 try {
@@ -257,130 +233,22 @@ final class CompletionDriver {
         }
     }
 
-    /**
-     * Poller thread: parks (true) while blocking callers drive the CQ, or for
-     * what is left of {@link #LINGER_NANOS} after the last one left if none of our calls is
-     * outstanding (an async call's reply needs the poller at once).
-     */
-    private boolean keepOffForCaller() {
-        long park;
-        if (blockingCallers.get() > 0) {
-            park = CALLER_PARK_NANOS;
-        } else {
-            if (!lingering) {
-                return false;
-            }
-            park = LINGER_NANOS - (System.nanoTime() - callerLeftAt);
-            if (park <= 0) {
-                lingering = false; // a caller leaving meanwhile sets it again; losing that race only skips a linger
-                return false;
-            }
-            if (cq.outstandingCalls() > 0) {
-                return false;
-            }
-        }
-        LockSupport.parkNanos(park);
-        return true;
-    }
-
+    /** A thread is about to make a blocking call on this CQ (before its Send is posted). */
     void blockingCallStarts() {
-        blockingCallers.incrementAndGet();
+        lead.blockingCallStarts();
     }
 
+    /** The thread of a {@link #blockingCallStarts} has its reply, or gave up. */
     void blockingCallEnds() {
-        callerLeftAt = System.nanoTime();
-        lingering = true;
-        if (blockingCallers.decrementAndGet() == 0 && cq.outstandingCalls() > 0) {
-            wake(); // replies that async callers wait for: no lingering
-        }
-    }
-
-    boolean pollOnCaller(BooleanSupplier done, long deadlineNanos) {
-        if (pollLock.isHeldByCurrentThread()) {
-            return false; // called from a handler that is itself dispatching
-        }
-        if (!busyPoll) {
-            return leadOnCaller(done, deadlineNanos);
-        }
-        // The clock is read once every 64 spins: under TCG the guest's clocksource (hpet)
-        // makes System.nanoTime() cost ~1 µs, 23 % of a spinning caller's time; not at the first
-        // spin either (a reply is never there yet: the caller just posted its Send).
-        // The role, once taken, is kept until the caller leaves: its empty polls take no lock.
-        boolean holding = false;
-        try {
-            for (int spins = 1; !done.getAsBoolean() && !cq.stopping(); spins++) {
-                if ((spins & 63) == 0 && System.nanoTime() - deadlineNanos >= 0) {
-                    break;
-                }
-                if (!holding && !(holding = pollLock.tryLock())) {
-                    Thread.onSpinWait(); // another caller holds the role: it dispatches our reply too
-                    continue;
-                }
-                int n = cq.pollHolding();
-                if (n > 0) {
-                    cq.dispatch(n); // gate let go; the role kept: the sink sees one completion thread
-                } else {
-                    Thread.onSpinWait();
-                }
-            }
-        } finally {
-            if (holding) {
-                cq.letGo();
-                pollLock.unlock();
-            }
-        }
-        return true;
+        lead.blockingCallEnds();
     }
 
     /**
-     * Event mode, a caller in callAndWait (between {@link #blockingCallStarts} and
-     * {@link #blockingCallEnds}): takes the poll role and waits on the channel itself until
-     * its reply was dispatched, so the thread the device wakes is the one that wanted the
-     * reply (perftest's {@code -e} shape). Completions for others are dispatched on the way.
-     * When the role is held (the poller was already waiting on the channel, or another
-     * caller leads) it queues for the role; a leader that dispatched something while
-     * others queue passes the role on, so a caller whose reply it dispatched returns at
-     * once (one hand-off, as with a poller) and the next one leads.
+     * A blocking caller drives this CQ until {@code done} or {@code deadlineNanos}
+     * ({@link CallerLead#pollOnCaller}); false at once when called from a handler dispatching.
      */
-    private boolean leadOnCaller(BooleanSupplier done, long deadlineNanos) {
-        try {
-            while (!done.getAsBoolean() && !cq.stopping()) {
-                long left = deadlineNanos - System.nanoTime();
-                if (left <= 0 || !pollLock.tryLock(left, TimeUnit.NANOSECONDS)) {
-                    break;
-                }
-                try {
-                    leadOnce(done, deadlineNanos);
-                } finally {
-                    pollLock.unlock();
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the caller's future.get sees it and abandons the call
-        }
-        return true;
-    }
-
-    /** Holding the role: polls, waits and dispatches until done, the deadline, or others queue after a dispatch. */
-    private void leadOnce(BooleanSupplier done, long deadlineNanos) {
-        long spinUntil = System.nanoTime() + spinNanos;
-        while (!done.getAsBoolean() && !cq.stopping()) {
-            long now = System.nanoTime();
-            long left = deadlineNanos - now;
-            if (left <= 0) {
-                return;
-            }
-            boolean spin = now - spinUntil < 0;
-            int n = spin ? cq.pollOnly() : cq.pollOrWait(Math.min(AWAIT_MILLIS, left / 1_000_000L));
-            if (n > 0) {
-                cq.dispatch(n); // gate released; the role kept: the sink sees one completion thread
-                if (pollLock.hasQueuedThreads()) {
-                    return; // let a queued caller whose reply this was go; requeue behind it
-                }
-            } else if (spin) {
-                Thread.onSpinWait();
-            }
-        }
+    boolean pollOnCaller(BooleanSupplier done, long deadlineNanos) {
+        return lead.pollOnCaller(done, deadlineNanos);
     }
 
     /**

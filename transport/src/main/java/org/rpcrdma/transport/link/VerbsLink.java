@@ -33,13 +33,11 @@ import org.rpcrdma.transport.verbs.CmId;
  * points; the rest is one class per concern: the gate in {@link LinkGate}, the verbs objects'
  * set-up and teardown in {@link LinkHardware}, the posting of work requests in
  * {@link WorkRequests}, the polling of a CQ in {@link CompletionPoller}, the classification
- * of completions in {@link LinkCompletions}, who polls in {@link CompletionDriver}, chunk memory in
- * {@link ChunkMemory}.
+ * of completions in {@link LinkCompletions}, who takes them off which CQ in {@link LinkPolling}
+ * (who polls in {@link CompletionDriver}), chunk memory in {@link ChunkMemory}.
  */
 public final class VerbsLink implements Link {
     private static final System.Logger LOG = System.getLogger(VerbsLink.class.getName());
-    /** How long destroy waits for the poller to stop before freeing past it (the gate keeps that safe). */
-    private static final long POLLER_JOIN_MILLIS = 2000;
 
     private final CmId id;
     private final LinkGate gate = new LinkGate(this::refused);
@@ -48,17 +46,11 @@ public final class VerbsLink implements Link {
     private final LinkMemory memory;
     private final WorkRequests posts;
     private final LinkCompletions completions;
-    /** The poller of the link's own CQ (a group of one); null on a completion group's CQ. */
-    private final CompletionPoller ownPoller;
+    /** Who takes the completions: the link's own poller and driver, or its group's thread. */
+    private final LinkPolling polling;
     /** Set at construction (it sizes the queues), lowered once to what the peer granted ({@link #limitRdmaDepth}). */
     private volatile int rdmaDepth;
-    private final boolean busyPoll;
     private volatile CompletionSink conn;
-    /**
-     * Who polls the link's own CQ and when: the poller thread or a blocking caller (busy,
-     * events, adaptive); null on a completion group's CQ, which its group's thread drives.
-     */
-    private final CompletionDriver driver;
     private volatile boolean disconnected;
     /** Serializes destroy: a second caller returns only once the first has freed everything. */
     private final Object destroyLock = new Object();
@@ -90,19 +82,17 @@ public final class VerbsLink implements Link {
             SharedReceiveHardware shared, CompletionGroup group) {
         this.id = id;
         this.rdmaDepth = rdmaDepth;
-        this.busyPoll = busyPoll;
         this.hw = new LinkHardware(id, sendContexts, sendInline, receiveBuffers, recvInline, busyPoll, generation,
                 chunkMemory, rdmaDepth, memoryWindows, callerBuffers, this::underGateUnlessGoing, shared, group);
         this.memory = new LinkMemory(gate, hw.chunks);
+        this.completions = new LinkCompletions(hw.chunks, generation, shared == null ? generation : shared.generation());
         WorkRequests w = null;
-        CompletionPoller p = null;
+        LinkPolling p = null;
         boolean ok = false;
         try {
             w = new WorkRequests(gate, hw, generation, sendContexts, shared == null ? receiveBuffers : 1, recvInline,
                     rdmaDepth);
-            if (hw.slot == null) {
-                p = new CompletionPoller(gate, hw.cq, hw.channel, shared);
-            }
+            p = new LinkPolling(gate, hw, completions, shared, busyPoll);
             ok = true;
         } finally {
             if (!ok) {
@@ -116,9 +106,7 @@ public final class VerbsLink implements Link {
             }
         }
         this.posts = w;
-        this.completions = new LinkCompletions(hw.chunks, generation, shared == null ? generation : shared.generation());
-        this.ownPoller = p;
-        this.driver = p == null ? null : new CompletionDriver(p, busyPoll);
+        this.polling = p;
     }
 
     public MemorySegment sendMemory() {
@@ -132,9 +120,7 @@ public final class VerbsLink implements Link {
 
     /** Event mode: the poller spins this long after each completion before it arms the channel and sleeps. */
     public void adaptiveSpin(long nanos) {
-        if (driver != null) {
-            driver.adaptiveSpin(nanos); // a group's threads have the group's
-        }
+        polling.adaptiveSpin(nanos);
     }
 
     /**
@@ -146,17 +132,7 @@ public final class VerbsLink implements Link {
         deliverTo(c);
         hw.chunks.stats(c.counters());
         posts.stats(c.counters());
-        int qpNum = hw.qp.qpNum();
-        if (hw.slot != null) {
-            hw.slot.register(qpNum, completions);
-            return;
-        }
-        ownPoller.countIn(c.counters());
-        ownPoller.register(qpNum, completions, true);
-        if (!busyPoll) {
-            gate.runUnlessFreed(() -> hw.cq.requestNotify(false));
-        }
-        driver.start(threadName);
+        polling.start(c, threadName);
     }
 
     /**
@@ -332,25 +308,21 @@ public final class VerbsLink implements Link {
      */
     @Override
     public boolean pollOnCaller(BooleanSupplier done, long deadlineNanos) {
-        return driver != null && driver.pollOnCaller(done, deadlineNanos);
+        return polling.pollOnCaller(done, deadlineNanos);
     }
 
     @Override
     public void blockingCallStarts() {
-        if (driver != null) {
-            driver.blockingCallStarts();
-        }
+        polling.blockingCallStarts();
     }
 
     @Override
     public void blockingCallEnds() {
-        if (driver != null) {
-            driver.blockingCallEnds();
-        }
+        polling.blockingCallEnds();
     }
 
     /**
-     * Completion pollers that did not stop within {@link #POLLER_JOIN_MILLIS} of their link's
+     * Completion pollers that did not stop within {@link LinkPolling#POLLER_JOIN_MILLIS} of their link's
      * destroy (or a completion group's thread of its close), in this JVM.
      */
     public static long pollersFreedPast() {
@@ -362,7 +334,7 @@ public final class VerbsLink implements Link {
      * second call returns once the first has freed everything (the endpoint then closes the id).
      *
      * <p>ORDER: disconnect; set {@code stopping} (the poller and callers stop polling, new
-     * posts are refused) and wake a channel waiter; wait up to {@link #POLLER_JOIN_MILLIS} for
+     * posts are refused) and wake a channel waiter; wait up to {@link LinkPolling#POLLER_JOIN_MILLIS} for
      * the poller; take the gate's write side, which waits out every post, poll and channel
      * wait in progress; then free QP, CQ, channel, MRs, PD and the
      * native arrays. A poller stuck in a handler past the join is warned about and freed
@@ -378,20 +350,11 @@ public final class VerbsLink implements Link {
             disconnect();
             gate.stop();
             hw.stopWaiters();
-            int qpNum = hw.qp.qpNum();
-            if (hw.slot != null) {
-                hw.slot.unregister(qpNum, completions); // the group's thread dispatches nothing more here
-            }
-            if (driver != null) {
-                driver.awaitStopped(POLLER_JOIN_MILLIS);
-            }
+            polling.stop(); // the group's thread dispatches nothing more here, or the own poller is gone or freed past
             withdrawn = gate.free(() -> {
-                Runnable[] w = hw.close(hw.slot != null ? () -> hw.slot.destroyed(qpNum)
-                        : ownPoller::reclaimSharedReceives);
+                Runnable[] w = hw.close(polling::afterQp);
                 posts.close();
-                if (ownPoller != null) {
-                    ownPoller.close();
-                }
+                polling.close();
                 return w;
             });
         }
