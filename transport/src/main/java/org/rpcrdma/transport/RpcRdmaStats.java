@@ -334,8 +334,8 @@ public final class RpcRdmaStats {
     }
 
     /**
-     * Requester: blocking calls whose reply the caller's own thread took off the completion queue
-     * (no hand-off).
+     * Requester: blocking calls ({@code callAndWait}, {@code callAndRead}, a future's {@code get} or
+     * {@code join}) whose reply the caller's own thread took off the completion queue (no hand-off).
      */
     public long repliesTakenByCaller() {
         return values.get("repliesTakenByCaller");

@@ -30,6 +30,8 @@ public final class CallFuture extends CompletableFuture<ReceivedMessage> impleme
      * call issued with no connection.
      */
     private Link link;
+    /** The connection's counters: whether a waiting thread took its own reply (as callAndWait counts it). */
+    private StatsCounters stats;
     /**
      * The thread that delivered the reply (callAndWait counts whether it was the caller's
      * own): written before the future's completion and read after it was seen.
@@ -54,8 +56,9 @@ public final class CallFuture extends CompletableFuture<ReceivedMessage> impleme
     }
 
     /** Sent on {@code l}: a thread that waits for this future polls {@code l} for the reply itself. */
-    CallFuture pollOn(Link l) {
+    CallFuture pollOn(Link l, StatsCounters s) {
         link = l;
+        stats = s;
         return this;
     }
 
@@ -81,6 +84,9 @@ public final class CallFuture extends CompletableFuture<ReceivedMessage> impleme
             l.pollOnCaller(this, deadline);
         } finally {
             l.blockingCallEnds();
+        }
+        if (isDone() && !isCompletedExceptionally()) {
+            (deliveredBy == Thread.currentThread() ? stats.repliesTakenByCaller : stats.repliesHandedOff).increment();
         }
     }
 

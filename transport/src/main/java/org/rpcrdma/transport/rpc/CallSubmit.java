@@ -33,12 +33,14 @@ public final class CallSubmit {
     private final Requester requester;
     private final CallHandOver handOver;
     private final BackchannelEnabling backchannel;
+    private final StatsCounters stats;
     /** Call slots, used again (no allocation per call). */
     private final CallRequestPool slots = new CallRequestPool();
 
     public CallSubmit(String name, ConnectionParams params, Link link, ConnectionLife life, Requester requester,
-            CallHandOver handOver, BackchannelEnabling backchannel) {
+            CallHandOver handOver, BackchannelEnabling backchannel, StatsCounters stats) {
         this.name = name;
+        this.stats = stats;
         this.params = params;
         this.link = link;
         this.life = life;
@@ -71,7 +73,7 @@ public final class CallSubmit {
         }
         CallRequest c = slots.take();
         c.start(Xdr.getInt(rpcCall, 0), rpcCall, retry, null);
-        CallFuture f = CallFuture.startOn(c).pollOn(link);
+        CallFuture f = CallFuture.startOn(c).pollOn(link, stats);
         c.maxReplyBytes(maxReplyBytes);
         c.ddp(payload, receptacle);
         submit(c, timeoutNanos);

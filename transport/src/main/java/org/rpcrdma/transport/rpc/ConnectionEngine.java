@@ -93,7 +93,7 @@ public final class ConnectionEngine implements CompletionSink {
                 responder, stats);
         this.life = new ConnectionLife(name, stats, link, receives, sends, rdma, requester, handOver);
         this.arrivals = new Arrivals(life, receives, demand, unmarshal, requester, sends, rdma);
-        this.calls = new CallSubmit(name, params, link, life, requester, handOver, backchannel);
+        this.calls = new CallSubmit(name, params, link, life, requester, handOver, backchannel, stats);
         Events.state(name, "OPEN", "inline " + params.sendInline() + "/" + params.receiveInline());
     }
 
