@@ -59,6 +59,11 @@ final class CallDeadline {
         return timeoutNanos != 0;
     }
 
+    /** The call's timeout in nanoseconds (0: none). */
+    long timeoutNanos() {
+        return timeoutNanos;
+    }
+
     /**
      * The deadline (0: none), stamped {@code now} + the timeout if it was not yet. {@code now}
      * must be a clock read made after the call was issued.

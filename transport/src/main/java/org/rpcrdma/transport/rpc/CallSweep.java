@@ -40,6 +40,8 @@ public final class CallSweep {
     private long silentSince;
     private long sweepNow;
     private boolean sweepTimed;
+    /** The shortest timeout of the calls the current sweep left timed (Long.MAX_VALUE: none). */
+    private long shortestTimeout;
 
     CallSweep(long silenceMillis) {
         this.silenceMillis = silenceMillis;
@@ -56,6 +58,7 @@ public final class CallSweep {
     boolean collect(Iterable<CallRequest> waiting, XidTable<CallRequest> sent, long now) {
         boolean timed = false;
         expired.clear();
+        shortestTimeout = Long.MAX_VALUE;
         for (CallRequest c : waiting) {
             timed |= due(c, now);
         }
@@ -63,6 +66,11 @@ public final class CallSweep {
         sweepTimed = false;
         sent.forEach(this::sweepSent);
         return timed | sweepTimed;
+    }
+
+    /** The shortest timeout of the calls still timed after this sweep, in ns (Long.MAX_VALUE: none). */
+    long shortestTimeout() {
+        return shortestTimeout;
     }
 
     /** Whether this sweep found calls whose deadline passed. */
@@ -87,7 +95,11 @@ public final class CallSweep {
             expired.add(c);
             return false;
         }
-        return c.deadline.timed() && !c.isDone() && !c.deadline.expiring();
+        if (c.deadline.timed() && !c.isDone() && !c.deadline.expiring()) {
+            shortestTimeout = Math.min(shortestTimeout, c.deadline.timeoutNanos());
+            return true;
+        }
+        return false;
     }
 
     /**

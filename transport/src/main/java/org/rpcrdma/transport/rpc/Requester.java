@@ -1,6 +1,7 @@
 package org.rpcrdma.transport.rpc;
 
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.rpcrdma.transport.RpcRdmaException;
 import org.rpcrdma.transport.link.LinkFailure;
 
@@ -98,9 +99,13 @@ public final class Requester {
                 }
             }
             backlog.add(c);
-            if (c.deadline.timed() && !watched) {
-                watched = true;
-                CallTimer.watch(this);
+            if (c.deadline.timed()) {
+                if (!watched) {
+                    watched = true;
+                    CallTimer.watch(this, c.deadline.timeoutNanos());
+                } else {
+                    CallTimer.resolve(c.deadline.timeoutNanos()); // a volatile read, unless it needs a finer tick
+                }
             }
             backlog.pump();
             if (c.place.waitingToBeSent()) {
@@ -115,17 +120,19 @@ public final class Requester {
     /**
      * One tick of {@link CallTimer}: fails the calls whose deadline passed (they are then
      * abandoned like a cancelled call), and stamps the deadline of calls it sees for the
-     * first time. Returns whether any call here still has a deadline.
+     * first time. Returns the finest interval the timer must still resolve here, in ns (the
+     * shortest timeout, the stall, the silence), or 0 when nothing here needs the timer.
      */
-    boolean expire() {
+    long expire() {
         CallRequest[] due;
+        long interval;
         int[] generations = null;
         boolean dead;
         boolean silent;
         synchronized (this) {
             if (closed) {
                 watched = false;
-                return false;
+                return 0;
             }
             // ORDER: read under the lock, so after every call queued here was issued: a
             // deadline stamped from it (issue + timeout at the earliest) is never early
@@ -135,6 +142,7 @@ public final class Requester {
             silent = !dead && sweep.silentFor(now, table.size() - abandonedInFlight);
             // abandoned calls out: keep looking, the stall may start or end
             watched = timed || sweep.anyDue() || abandonedInFlight > 0 && !dead;
+            interval = watched ? interval(timed) : 0;
             due = sweep.due();
             if (due != null) {
                 generations = new int[due.length];
@@ -157,7 +165,25 @@ public final class Requester {
             CallTimer.execute(() -> wedged.accept("no reply to any of our calls for " + sweep.silenceMillis()
                     + " ms: the connection is declared dead (calls with retry go again on the next one)"));
         }
-        return watched;
+        return interval;
+    }
+
+    /**
+     * What the timer must resolve here while watching (ns): the shortest timeout of the calls
+     * still timed, the stall while abandoned calls are out, the silence. Under the lock.
+     */
+    private long interval(boolean timed) {
+        long i = Long.MAX_VALUE;
+        if (timed) {
+            i = sweep.shortestTimeout();
+        }
+        if (abandonedInFlight > 0 || sweep.anyDue()) {
+            i = Math.min(i, TimeUnit.MILLISECONDS.toNanos(CallSweep.STALL_MILLIS));
+        }
+        if (sweep.silenceMillis() > 0) {
+            i = Math.min(i, TimeUnit.MILLISECONDS.toNanos(sweep.silenceMillis()));
+        }
+        return i;
     }
 
     /** A receive buffer came back: sends waiting calls it lets go, if the head waited for one. */
@@ -275,7 +301,7 @@ public final class Requester {
                 if (!watched) {
                     // the timer watches for a stall (never wedge silently)
                     watched = true;
-                    CallTimer.watch(this);
+                    CallTimer.watch(this, TimeUnit.MILLISECONDS.toNanos(CallSweep.STALL_MILLIS));
                 }
             }
             replyMayCome = c.place.sent();
