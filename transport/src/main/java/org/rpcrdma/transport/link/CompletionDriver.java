@@ -243,6 +243,11 @@ final class CompletionDriver {
         lead.blockingCallEnds();
     }
 
+    /** See {@link Link#unsolicitedMessages}. */
+    void unsolicitedMessages(boolean expected) {
+        lead.unsolicitedMessages(expected);
+    }
+
     /**
      * A blocking caller drives this CQ until {@code done} or {@code deadlineNanos}
      * ({@link CallerLead#pollOnCaller}); false at once when called from a handler dispatching.

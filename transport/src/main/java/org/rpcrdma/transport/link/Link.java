@@ -165,4 +165,12 @@ public interface Link {
     /** The thread of a {@link #blockingCallStarts} has its reply, or gave up. */
     default void blockingCallEnds() {
     }
+
+    /**
+     * Whether messages nobody waits for can arrive here: calls from the peer (a server; a
+     * client serving backward calls). When not, every message is a reply, and the poller may
+     * stand aside longer while blocking callers lead. True until said otherwise.
+     */
+    default void unsolicitedMessages(boolean expected) {
+    }
 }

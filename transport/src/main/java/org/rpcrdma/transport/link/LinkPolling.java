@@ -67,6 +67,12 @@ final class LinkPolling {
         return driver != null && driver.pollOnCaller(done, deadlineNanos);
     }
 
+    void unsolicitedMessages(boolean expected) {
+        if (driver != null) {
+            driver.unsolicitedMessages(expected);
+        }
+    }
+
     void blockingCallStarts() {
         if (driver != null) {
             driver.blockingCallStarts();

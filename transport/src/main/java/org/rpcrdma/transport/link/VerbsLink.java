@@ -321,6 +321,11 @@ public final class VerbsLink implements Link {
         polling.blockingCallEnds();
     }
 
+    @Override
+    public void unsolicitedMessages(boolean expected) {
+        polling.unsolicitedMessages(expected);
+    }
+
     /**
      * Completion pollers that did not stop within {@link LinkPolling#POLLER_JOIN_MILLIS} of their link's
      * destroy (or a completion group's thread of its close), in this JVM.

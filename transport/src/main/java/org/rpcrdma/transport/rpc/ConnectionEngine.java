@@ -94,6 +94,7 @@ public final class ConnectionEngine implements CompletionSink {
         this.life = new ConnectionLife(name, stats, link, receives, sends, rdma, requester, handOver);
         this.arrivals = new Arrivals(life, receives, demand, unmarshal, requester, sends, rdma);
         this.calls = new CallSubmit(name, params, link, life, requester, handOver, backchannel, stats);
+        link.unsolicitedMessages(!params.client() || responder.handler() != null);
         Events.state(name, "OPEN", "inline " + params.sendInline() + "/" + params.receiveInline());
     }
 
@@ -138,6 +139,7 @@ public final class ConnectionEngine implements CompletionSink {
     /** Server side: the serving handler (set by the endpoint). */
     public void handler(CallHandler h) {
         responder.handler(h);
+        link.unsolicitedMessages(!params.client() || h != null);
     }
 
     /** Whether the backward direction is on, and with chunks. */
@@ -217,6 +219,7 @@ public final class ConnectionEngine implements CompletionSink {
             throw new IllegalStateException("connection was opened with 0 backward credits (RpcRdmaOptions.backwardCredits)");
         }
         responder.handler(Objects.requireNonNull(handler, "handler"));
+        link.unsolicitedMessages(true); // backward calls may come now
     }
 
     /** Client: serve backward calls and tell the server through our control program. */

@@ -158,4 +158,44 @@ class CompletionDriverTest {
         driver.awaitStopped(100);
         assertEquals(before + 1, CompletionDriver.freedPast(), "a poller that stopped is not counted");
     }
+    /**
+     * While a blocking caller leads, the poller only wakes up to look again: every 10 ms
+     * where calls from the peer may arrive (they wait for it once the callers left), every
+     * 100 ms on a link where only replies come (each wake-up takes a CPU from the callers);
+     * told that calls may come again, it is back to the short period.
+     */
+    @ParameterizedTest(name = "busyPoll={0}")
+    @ValueSource(booleans = {true, false})
+    void whileACallerLeadsThePollerWakesLessOftenWhereOnlyRepliesCome(boolean busyPoll) throws Exception {
+        CountingCq cq = new CountingCq();
+        cq.idle.set(false);
+        CompletionDriver driver = new CompletionDriver(cq, busyPoll);
+        driver.blockingCallStarts(); // a caller leads from the poller's first turn on
+        Thread t = driver.start("driver-test");
+        try {
+            long calls = looksIn(cq, 500);
+            assertTrue(calls >= 15, "calls may come: the poller looked " + calls + " times in 500 ms (every 10 ms: ~50)");
+            driver.unsolicitedMessages(false);
+            Thread.sleep(150); // the short park under way ends
+            long replies = looksIn(cq, 1000);
+            assertTrue(replies <= 13, "only replies come: the poller looked " + replies + " times in 1 s (every 100 ms: ~10)");
+            driver.unsolicitedMessages(true);
+            long again = looksIn(cq, 500);
+            assertTrue(again >= 15, "calls may come again: the poller looked " + again + " times in 500 ms");
+            assertEquals(0, cq.polls.get(), "it never polled while the caller led");
+        } finally {
+            driver.blockingCallEnds();
+            cq.stopping = true;
+            driver.wake();
+            t.join(5000);
+        }
+        assertFalse(t.isAlive(), "the poller did not stop");
+    }
+
+    /** How many times the driver looked at the CQ in the next {@code millis}. */
+    private static long looksIn(CountingCq cq, long millis) throws InterruptedException {
+        long before = cq.looks.get();
+        Thread.sleep(millis);
+        return cq.looks.get() - before;
+    }
 }
