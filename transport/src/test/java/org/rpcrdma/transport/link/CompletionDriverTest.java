@@ -192,6 +192,43 @@ class CompletionDriverTest {
         assertFalse(t.isAlive(), "the poller did not stop");
     }
 
+    /**
+     * Once the last blocking caller left, the poller lingers (its next call would lead
+     * again) and then takes the CQ back: it never polls while a caller leads, and polls
+     * within its park plus the linger once the caller is gone.
+     */
+    @ParameterizedTest(name = "busyPoll={0}")
+    @ValueSource(booleans = {true, false})
+    void afterTheLastBlockingCallThePollerLingersThenTakesTheCqBack(boolean busyPoll) throws Exception {
+        CountingCq cq = new CountingCq();
+        cq.idle.set(false);
+        CompletionDriver driver = new CompletionDriver(cq, busyPoll);
+        driver.blockingCallStarts();
+        Thread t = driver.start("driver-test");
+        try {
+            for (int i = 0; i < 50; i++) { // callers come and go, one always there
+                driver.blockingCallStarts();
+                driver.blockingCallEnds();
+                Thread.sleep(2);
+            }
+            assertEquals(0, cq.polls.get(), "the poller polled while a caller led");
+            long left = System.nanoTime();
+            driver.blockingCallEnds(); // the last one leaves
+            long deadline = left + TimeUnit.SECONDS.toNanos(5);
+            while (cq.polls.get() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - left);
+            assertTrue(cq.polls.get() > 0, "the poller did not take the CQ back within 5 s of the last caller");
+            assertTrue(ms >= 1, "it lingered: polled " + ms + " ms after the last caller left");
+        } finally {
+            cq.stopping = true;
+            driver.wake();
+            t.join(5000);
+        }
+        assertFalse(t.isAlive(), "the poller did not stop");
+    }
+
     /** How many times the driver looked at the CQ in the next {@code millis}. */
     private static long looksIn(CountingCq cq, long millis) throws InterruptedException {
         long before = cq.looks.get();
