@@ -103,9 +103,7 @@ class CompletionDriverTest {
                     "the first completion of a connection assigned to an idle poller was not handled; polls "
                             + cq.polls.get());
         } finally {
-            cq.stopping = true;
-            driver.wake();
-            t.join(5000);
+            stop(cq, driver, t);
         }
         assertFalse(t.isAlive(), "the poller did not stop");
     }
@@ -185,9 +183,7 @@ class CompletionDriverTest {
             assertEquals(0, cq.polls.get(), "it never polled while the caller led");
         } finally {
             driver.blockingCallEnds();
-            cq.stopping = true;
-            driver.wake();
-            t.join(5000);
+            stop(cq, driver, t);
         }
         assertFalse(t.isAlive(), "the poller did not stop");
     }
@@ -222,11 +218,16 @@ class CompletionDriverTest {
             assertTrue(cq.polls.get() > 0, "the poller did not take the CQ back within 5 s of the last caller");
             assertTrue(ms >= 1, "it lingered: polled " + ms + " ms after the last caller left");
         } finally {
-            cq.stopping = true;
-            driver.wake();
-            t.join(5000);
+            stop(cq, driver, t);
         }
         assertFalse(t.isAlive(), "the poller did not stop");
+    }
+
+    /** Stops the driver's poller and waits up to 5 s for its thread to end. */
+    private static void stop(CountingCq cq, CompletionDriver driver, Thread t) throws InterruptedException {
+        cq.stopping = true;
+        driver.wake();
+        t.join(5000);
     }
 
     /** How many times the driver looked at the CQ in the next {@code millis}. */
