@@ -125,7 +125,9 @@ public final class CallFuture extends CompletableFuture<ReceivedMessage> impleme
             if (!f.isDone()) {
                 link.pollOnCaller(f::isDone, deadline); // false: the poller thread completes f
             }
-            ReceivedMessage reply = f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            long left = Math.max(0, deadline - System.nanoTime());
+            // a CallFuture's own get would poll (and count) again: the wait above did both
+            ReceivedMessage reply = f instanceof CallFuture c ? c.getPolled(left) : f.get(left, TimeUnit.NANOSECONDS);
             boolean own = !(f instanceof CallFuture c) || c.deliveredBy == Thread.currentThread();
             (own ? stats.repliesTakenByCaller : stats.repliesHandedOff).increment();
             return reply;
@@ -144,6 +146,11 @@ public final class CallFuture extends CompletableFuture<ReceivedMessage> impleme
             f.cancel(false);
             throw e;
         }
+    }
+
+    /** The outcome within {@code nanos}, without polling the link (the caller's wait polled it). */
+    private ReceivedMessage getPolled(long nanos) throws InterruptedException, ExecutionException, TimeoutException {
+        return super.get(nanos, TimeUnit.NANOSECONDS);
     }
 
     /** The request while it is this call (tests read what it exposed). */
