@@ -74,73 +74,108 @@ final class ChunkRows {
         this.progress = progress;
     }
 
-    /** Points one round adds: per size, ib_read_lat, ib_write_lat and the four shapes. */
-    static int pointsPerRound(boolean perftest) {
-        return SIZES.length * ((perftest ? 2 : 0) + SERIES.size());
+    /**
+     * Points one round adds: per size, ib_read_lat, ib_write_lat and the four shapes; with
+     * the server on events, also ib_send_lat with its server on events (once) and
+     * ib_read_lat with its reading end on events (per size), the operations in the rows' own
+     * modes ({@link ChunkGoals#baseInModes}).
+     */
+    int pointsPerRound(boolean perftest) {
+        boolean inModes = perftest && serverOnEvents();
+        return (inModes ? 1 : 0) + SIZES.length * ((perftest ? 2 : 0) + (inModes ? 1 : 0) + SERIES.size());
+    }
+
+    /** Whether the rows' server waits on completion events with no spin (its default). */
+    private boolean serverOnEvents() {
+        return options.serverSpinMicros() <= 0;
     }
 
     /** One round's chunk rows, labelled {@code op} (ib_send_lat at 64 B is the round's own). */
     void round(String op, int round, boolean perftest) throws InterruptedException {
         Path logs = options.dir().resolve("perftest");
         int port = 18800 + 10 * round;
+        boolean inModes = perftest && serverOnEvents();
+        if (inModes) {
+            progress.accept(Perftest.runOnEvents("ib_send_lat", 64, port++, logs, ip, 5000, op, true,
+                    ChunkGoals.SEND_SERVER_EVENTS));
+        }
         for (int size : SIZES) {
             if (perftest) {
                 int n = size >= 65536 ? 1000 : 5000;
                 progress.accept(Perftest.run("ib_read_lat", size, port++, logs, ip, n, op));
                 progress.accept(Perftest.run("ib_write_lat", size, port++, logs, ip, n, op));
+                if (inModes) {
+                    progress.accept(Perftest.runOnEvents("ib_read_lat", size, port++, logs, ip, n, op, false,
+                            ChunkGoals.READ_READER_EVENTS));
+                }
             }
             measureShapes(op, size);
         }
     }
 
     /**
-     * The least time the rows' pre-warm may take to reach a quiet JIT: under TCG a C2-only
-     * JVM compiled the chunk path for 52 s before it was quiet, and rows measured while it
-     * still compiled were 2-3 times slower at 4 KiB (bench/profiles/chunkmode-20261127/).
+     * The least time the rows' pre-warm may take to reach a quiet JIT. Under TCG, judged by
+     * the compiler threads' CPU, a C2-only JVM was quiet after 90 s of calls and 76 s of the
+     * rows' own pre-warm, and still compiling at caps of 30 s and 90 s
+     * (bench/profiles/jit-20261127/); rows measured while it compiled had p99s 2-5 times
+     * higher at 4 KiB.
      */
-    static final long PREWARM_MIN_CAP_NANOS = TimeUnit.SECONDS.toNanos(90);
+    static final long PREWARM_MIN_CAP_NANOS = TimeUnit.SECONDS.toNanos(240);
 
     /** The cap of the rows' pre-warm for a run pre-warmed for {@code prewarmNanos}: six times that, at least {@link #PREWARM_MIN_CAP_NANOS}. */
     static long prewarmCap(long prewarmNanos) {
         return Math.max(6 * prewarmNanos, PREWARM_MIN_CAP_NANOS);
     }
 
+    /** A pre-warm pass's time per shape and size: warm-up, then timed calls (nothing reported). */
+    private static final long PASS_WARMUP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final long PASS_MEASURE_NANOS = TimeUnit.MILLISECONDS.toNanos(400);
+
     /**
-     * The JIT pre-warm of the rows' own path (the RPC pre-warm makes only inline calls): the
-     * four shapes at the smaller size, in turn, over the device in the rows' mode, until the
-     * JIT is quiet or {@code capNanos} ({@link JitPrewarm#untilQuiet}); once per JVM, before
-     * the first round's rows.
-     * Without it the first shape measured ran its chunk path (binds, RDMA Read and Write,
-     * DDP) interpreted or while C2 compiled it. Returns a line saying what it did.
+     * The JIT pre-warm of the rows' own path (the RPC pre-warm makes only inline calls):
+     * passes of the rows themselves, every shape at both sizes with the measuring code, its
+     * counters and samples, nothing reported, until one whole pass ran with the JIT quiet
+     * ({@link JitPrewarm#jitMillis}) or {@code capNanos}; once per JVM, before the first
+     * round's rows. Calls alone were not enough: after they left the JIT quiet, the first
+     * round's 4 KiB rows ran with the C2 thread busy 44-86 % of the time (the measuring
+     * loop, the samples of /proc and new shapes' uncommon traps compiling), the second
+     * round's at 2-4 %, and its p99 was 2-5 times lower. Returns a line saying what it did.
      */
     String prewarm(long capNanos) {
-        int size = SIZES[0];
-        ChunkAnswer answer = new ChunkAnswer(size);
-        try (RpcPoints.Endpoints e = new RpcPoints.Endpoints(ip, THRESHOLD, size, mode(options),
-                CallHandler.immediate(answer));
-                RegisteredBuffer call = e.client.allocateRegistered(40 + 4 + size);
-                RegisteredBuffer data = e.client.allocateRegistered(size)) {
-            // the shapes share the call's memory (each writes its header there): one at a
-            // time, 64 calls each in turn
-            Shape[] current = {null};
-            int[] which = {-1};
-            return "chunk rows " + JitPrewarm.untilQuiet(capNanos, n -> {
-                int k = (n >> 6) % SERIES.size();
-                if (k != which[0]) {
-                    which[0] = k;
-                    current[0] = shape(SERIES.get(k), call.segment(), data.segment(), size);
+        long t0 = System.nanoTime();
+        int passes = 0;
+        boolean quiet = false;
+        try {
+            while (!quiet && System.nanoTime() - t0 < capNanos) {
+                long p0 = System.nanoTime();
+                long jit0 = JitPrewarm.jitMillis();
+                for (int size : SIZES) {
+                    shapes("pre-warm", size, PASS_WARMUP_NANOS, PASS_MEASURE_NANOS, false);
                 }
-                Shape s = current[0];
-                if (!call(e, s)) {
-                    throw new IllegalStateException("reply not of the " + s.replyBytes() + " bytes expected");
-                }
-            });
+                passes++;
+                long pass = System.nanoTime() - p0;
+                quiet = JitPrewarm.jitMillis() - jit0 <= JitPrewarm.QUIET_MILLIS * pass / JitPrewarm.QUIET_NANOS;
+            }
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return "chunk rows pre-warm interrupted";
         } catch (RuntimeException ex) {
             return "chunk rows pre-warm failed: " + ex;
         }
+        return String.format(Locale.ROOT, "chunk rows pre-warm: %d passes of the rows in %.1f s, %s", passes,
+                (System.nanoTime() - t0) / 1e9, quiet ? "the last with the JIT at most " + JitPrewarm.QUIET_MILLIS
+                        + " ms per " + JitPrewarm.QUIET_NANOS / 1_000_000_000 + " s" : "the JIT still compiling at the cap");
     }
 
     private void measureShapes(String op, int size) throws InterruptedException {
+        shapes(op, size, warmup(), measure(), true);
+    }
+
+    /**
+     * The four shapes at {@code size}, each warmed up and then timed; {@code report}: their
+     * lines and points, else (a pre-warm pass) nothing, and a failure is thrown.
+     */
+    private void shapes(String op, int size, long warmup, long measure, boolean report) throws InterruptedException {
         ChunkAnswer answer = new ChunkAnswer(size);
         try (RpcPoints.Endpoints e = new RpcPoints.Endpoints(ip, THRESHOLD, size, mode(options),
                 CallHandler.immediate(answer));
@@ -157,26 +192,39 @@ final class ChunkRows {
                     // span without them made a thread run more than 100 % of it
                     long t0 = System.nanoTime();
                     SoftirqStats.Sample k0 = kernel.sample();
-                    Histogram h = measure(e, s, answer, warmup(), measure());
+                    Histogram h = measure(e, s, answer, warmup, measure);
                     SoftirqStats.Sample k1 = kernel.sample();
                     long wall = System.nanoTime() - t0;
                     long[] after = stats.counters();
-                    out.printf(Locale.ROOT, "[bench] %s %s %d B: per call %s; %s%n", series, op, size,
-                            stats.describe(before, after), SoftirqStats.describe(k0, k1, after[0] - before[0], wall));
-                    out.printf(Locale.ROOT, "[bench] %s %s %d B: call sent -> handler p50 %.1f p99 %.1f us, handler -> reply"
-                            + " read p50 %.1f p99 %.1f us%n", series, op, size, toHandler.getValueAtPercentile(50) / 1e3,
-                            toHandler.getValueAtPercentile(99) / 1e3, fromHandler.getValueAtPercentile(50) / 1e3,
-                            fromHandler.getValueAtPercentile(99) / 1e3);
-                    progress.accept(Point.of(series, op, THRESHOLD, size, h));
+                    // a pre-warm pass makes the lines and the point too (the JIT compiles them
+                    // then, not during the measured rows), and drops them
+                    String counters = String.format(Locale.ROOT, "[bench] %s %s %d B: per call %s; %s%n", series, op,
+                            size, stats.describe(before, after), SoftirqStats.describe(k0, k1, after[0] - before[0], wall));
+                    String split = String.format(Locale.ROOT, "[bench] %s %s %d B: call sent -> handler p50 %.1f p99 %.1f"
+                            + " us, handler -> reply read p50 %.1f p99 %.1f us%n", series, op, size,
+                            toHandler.getValueAtPercentile(50) / 1e3, toHandler.getValueAtPercentile(99) / 1e3,
+                            fromHandler.getValueAtPercentile(50) / 1e3, fromHandler.getValueAtPercentile(99) / 1e3);
+                    Point point = Point.of(series, op, THRESHOLD, size, h);
+                    if (report) {
+                        out.print(counters);
+                        out.print(split);
+                        progress.accept(point);
+                    }
                 } catch (InterruptedException ex) {
                     throw ex;
                 } catch (Exception ex) {
+                    if (!report) {
+                        throw new IllegalStateException(series + " at " + size + " B: " + ex, ex);
+                    }
                     progress.accept(Point.failed(series, op, THRESHOLD, size, "error: " + ex));
                 }
             }
         } catch (InterruptedException ex) {
             throw ex;
         } catch (Exception ex) {
+            if (!report) {
+                throw ex instanceof RuntimeException r ? r : new IllegalStateException(ex);
+            }
             for (String series : SERIES) {
                 progress.accept(Point.failed(series, op, THRESHOLD, size, "error: " + ex));
             }

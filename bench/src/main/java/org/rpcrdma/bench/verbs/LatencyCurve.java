@@ -149,7 +149,7 @@ public final class LatencyCurve {
             return;
         }
         if (!options.chunkRows().equals("off")) {
-            total += options.rounds() * ChunkRows.pointsPerRound(ib);
+            total += options.rounds() * chunks.pointsPerRound(ib);
         }
         if (!options.roundsOnly()) {
             total += (ib ? 3 : 2) * verbsSizes + 2 * chunkSizes.length + thresholds.length * 2 * sizes.length;
@@ -222,7 +222,7 @@ public final class LatencyCurve {
 
     /** {@code --chunk-only}: the pre-warm, then goal rounds of ib_send_lat at 64 B and the chunk rows alone. */
     private void runChunkOnly(String perftest, boolean ib) throws InterruptedException {
-        total = options.rounds() * ((ib ? 1 : 0) + ChunkRows.pointsPerRound(ib));
+        total = options.rounds() * ((ib ? 1 : 0) + chunks.pointsPerRound(ib));
         out.printf("[bench] %d points, chunk rows only (%s)%n", total, options.describe(ip));
         if (options.prewarmNanos() > 0) {
             rpc.prewarm(options.sizes(), options.thresholds()[0]);

@@ -34,6 +34,27 @@ class ChunkGoalsTest {
     }
 
     @Test
+    void theOperationsInTheRowsModesAreSummedFromTheirOwnPerftestRuns() {
+        List<Point> pts = new ArrayList<>(List.of(
+                p("ib_send_lat", "r1", 64, 30, 300),
+                p(ChunkGoals.SEND_SERVER_EVENTS, "r1", 64, 80, 800),
+                p("ib_read_lat", "r1", 4096, 50, 500),
+                p(ChunkGoals.READ_READER_EVENTS, "r1", 4096, 150, 1500),
+                p("ib_write_lat", "r1", 4096, 40, 400)));
+        assertEquals(230, ChunkGoals.baseInModes(pts, "chunk-long", 4096, "r1", Point::p50), 1e-9);
+        assertEquals(250, ChunkGoals.baseInModes(pts, "chunk-echo", 4096, "r1", Point::p50), 1e-9); // the Write busy
+        assertEquals(100, ChunkGoals.baseInModes(pts, "chunk-ddp-read", 4096, "r1", Point::p50), 1e-9);
+        assertEquals(80, ChunkGoals.base(pts, "chunk-long", 4096, "r1", Point::p50), 1e-9); // the judged sum as before
+        assertTrue(Double.isNaN(ChunkGoals.baseInModes(pts, "chunk-long", 4096, "r2", Point::p50)));
+        pts.add(p("chunk-long", "r1", 4096, 460, 1600));
+        StringWriter w = new StringWriter();
+        ChunkGoals.print(pts, new PrintWriter(w, true));
+        String line = w.toString().lines().filter(l -> l.contains(" chunk-long ") && l.contains(" 4096 "))
+                .findFirst().orElseThrow();
+        assertTrue(line.contains("5.75x NOT") && line.endsWith("2.00x / 0.70x"), line);
+    }
+
+    @Test
     void theTablePrintsTheMedianRatioAndWhetherItIsMet() {
         List<Point> pts = new ArrayList<>();
         for (String op : new String[] {"r1", "r2", "r3"}) {
