@@ -9,41 +9,45 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.CallTimeoutException;
 import org.rpcrdma.transport.link.Link;
-import org.rpcrdma.xdr.OncRpc;
-import org.rpcrdma.xdr.Xdr;
 
 /** A future-shaped call's wait: who took the reply is counted once per reply. */
 class CallFutureTest {
-    private static MemorySegment call(int xid) {
-        MemorySegment m = MemorySegment.ofArray(new byte[40]);
-        Xdr.putInt(m, 0, xid);
-        Xdr.putInt(m, 4, OncRpc.CALL);
-        return m;
-    }
-
     /**
-     * A link whose caller-side poll delivers the reply on its {@code deliverOn}-th poll
-     * (an earlier poll returns as a wait that reached its deadline does).
+     * A call issued for retry, its future waited on through a link whose caller-side poll
+     * delivers the reply on its {@code deliverOn}-th poll (an earlier poll returns as a wait
+     * that reached its deadline does), and the counters the wait reports to.
      */
-    private static Link deliveringOnPoll(int deliverOn, CallRequest c, CallFuture f, AtomicInteger polls) {
-        return new Link() {
-            @Override
-            public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {}
+    private record Waited(CallRequest request, CallFuture future, Link link, AtomicInteger polls, StatsCounters stats) {
+        static Waited deliveringOnPoll(int xid, int deliverOn) {
+            CallRequest c = CallRequest.issue(ParkedCallsTest.call(xid), true);
+            CallFuture f = c.future();
+            AtomicInteger polls = new AtomicInteger();
+            Link link = new Link() {
+                @Override
+                public void postSend(int slot, MemorySegment buffer, int length, boolean signalled) {}
 
-            @Override
-            public void postReceives(int[] slots, int count) {}
+                @Override
+                public void postReceives(int[] slots, int count) {}
 
-            @Override
-            public void disconnect() {}
+                @Override
+                public void disconnect() {}
 
-            @Override
-            public boolean pollOnCaller(BooleanSupplier done, long deadlineNanos) {
-                if (polls.incrementAndGet() == deliverOn) {
-                    f.message(c, null);
+                @Override
+                public boolean pollOnCaller(BooleanSupplier done, long deadlineNanos) {
+                    if (polls.incrementAndGet() == deliverOn) {
+                        f.message(c, null);
+                    }
+                    return true;
                 }
-                return true;
-            }
-        };
+            };
+            StatsCounters stats = new StatsCounters();
+            f.pollOn(link, stats);
+            return new Waited(c, f, link, polls, stats);
+        }
+
+        long counted() {
+            return stats.repliesTakenByCaller.sum() + stats.repliesHandedOff.sum();
+        }
     }
 
     /**
@@ -53,32 +57,22 @@ class CallFutureTest {
      */
     @Test
     void aWaitThatReachedItsDeadlinePollsNoMoreAndCountsNoReplyTwice() throws Exception {
-        CallRequest c = CallRequest.issue(call(0x61), true);
-        CallFuture f = c.future();
-        AtomicInteger polls = new AtomicInteger();
-        Link link = deliveringOnPoll(2, c, f, polls);
-        StatsCounters stats = new StatsCounters();
-        f.pollOn(link, stats);
+        Waited w = Waited.deliveringOnPoll(0x61, 2);
         try {
-            CallFuture.await(f, link, 0x61, System.nanoTime(), 1_000_000, "test", stats);
+            CallFuture.await(w.future(), w.link(), 0x61, System.nanoTime(), 1_000_000, "test", w.stats());
         } catch (CallTimeoutException expected) {
             // the deadline had passed when the wait returned
         }
-        long counted = stats.repliesTakenByCaller.sum() + stats.repliesHandedOff.sum();
-        assertTrue(counted <= 1, "one reply counted " + counted + " times");
-        assertEquals(1, polls.get(), "polls after the wait reached its deadline");
+        assertTrue(w.counted() <= 1, "one reply counted " + w.counted() + " times");
+        assertEquals(1, w.polls().get(), "polls after the wait reached its deadline");
     }
 
     /** The usual case: the reply taken in callAndWait's own wait counts once. */
     @Test
     void aReplyTakenInTheWaitIsCountedOnce() throws Exception {
-        CallRequest c = CallRequest.issue(call(0x62), true);
-        CallFuture f = c.future();
-        AtomicInteger polls = new AtomicInteger();
-        Link link = deliveringOnPoll(1, c, f, polls);
-        StatsCounters stats = new StatsCounters();
-        f.pollOn(link, stats);
-        CallFuture.await(f, link, 0x62, System.nanoTime() + 1_000_000_000L, 1_000_000_000L, "test", stats);
-        assertEquals(1, stats.repliesTakenByCaller.sum() + stats.repliesHandedOff.sum());
+        Waited w = Waited.deliveringOnPoll(0x62, 1);
+        CallFuture.await(w.future(), w.link(), 0x62, System.nanoTime() + 1_000_000_000L, 1_000_000_000L, "test",
+                w.stats());
+        assertEquals(1, w.counted());
     }
 }

@@ -16,7 +16,8 @@ import org.rpcrdma.xdr.Xdr;
 
 /** Calls waiting for a connection: each still ends at its own deadline. */
 class ParkedCallsTest {
-    private static MemorySegment call(int xid) {
+    /** An ONC RPC CALL message of 40 bytes with {@code xid}. */
+    static MemorySegment call(int xid) {
         MemorySegment m = MemorySegment.ofArray(new byte[40]);
         Xdr.putInt(m, 0, xid);
         Xdr.putInt(m, 4, OncRpc.CALL);
