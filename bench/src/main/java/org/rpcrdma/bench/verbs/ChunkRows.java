@@ -127,6 +127,8 @@ final class ChunkRows {
         return Math.max(6 * prewarmNanos, PREWARM_MIN_CAP_NANOS);
     }
 
+    /** The longest a measured row waits for the JIT to settle first ({@link JitPrewarm#settle}). */
+    private static final long SETTLE_CAP_NANOS = TimeUnit.SECONDS.toNanos(30);
     /** A pre-warm pass's time per shape and size: warm-up, then timed calls (nothing reported). */
     private static final long PASS_WARMUP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     private static final long PASS_MEASURE_NANOS = TimeUnit.MILLISECONDS.toNanos(400);
@@ -186,6 +188,9 @@ final class ChunkRows {
             for (String series : SERIES) {
                 try {
                     Shape s = shape(series, call.segment(), data.segment(), size);
+                    // a measured row starts with the JIT settled (what ran since it last was
+                    // compiles meanwhile, with no calls competing for the CPU)
+                    long settled = report ? JitPrewarm.settle(SETTLE_CAP_NANOS) : 0;
                     long[] before = stats.counters();
                     // the span covers both samples: each thread's CPU is read from one sample to the
                     // next, and reading /proc takes long under TCG (and has the JIT compile it), so a
@@ -198,8 +203,9 @@ final class ChunkRows {
                     long[] after = stats.counters();
                     // a pre-warm pass makes the lines and the point too (the JIT compiles them
                     // then, not during the measured rows), and drops them
-                    String counters = String.format(Locale.ROOT, "[bench] %s %s %d B: per call %s; %s%n", series, op,
-                            size, stats.describe(before, after), SoftirqStats.describe(k0, k1, after[0] - before[0], wall));
+                    String counters = String.format(Locale.ROOT, "[bench] %s %s %d B: per call %s; %s; JIT settled in %d ms%n",
+                            series, op, size, stats.describe(before, after),
+                            SoftirqStats.describe(k0, k1, after[0] - before[0], wall), settled);
                     String split = String.format(Locale.ROOT, "[bench] %s %s %d B: call sent -> handler p50 %.1f p99 %.1f"
                             + " us, handler -> reply read p50 %.1f p99 %.1f us%n", series, op, size,
                             toHandler.getValueAtPercentile(50) / 1e3, toHandler.getValueAtPercentile(99) / 1e3,

@@ -158,6 +158,30 @@ final class JitPrewarm {
                 calls, (t1 - t0) / 1e9, trips, (System.nanoTime() - t1) / 1e9, failures);
     }
 
+    /** The window of {@link #settle}: the JIT counts as settled after one with at most its share of {@link #QUIET_MILLIS}. */
+    private static final long SETTLE_WINDOW_MILLIS = 500;
+
+    /**
+     * Waits, making no calls, until the JIT worked for at most {@link #QUIET_MILLIS} per
+     * {@link #QUIET_NANOS} over a window of {@link #SETTLE_WINDOW_MILLIS}, at most
+     * {@code capNanos}; the time waited in ms. For just before a measurement: what ran since
+     * the pre-warm (perftest's output parsed, the points printed) makes C2 compile JDK code
+     * (regex, Formatter, process handling: 138 compiles after a quiet pre-warm), and under TCG
+     * it compiled through the first two 4 KiB chunk rows (C2 56-76 % of their time).
+     */
+    static long settle(long capNanos) throws InterruptedException {
+        long t0 = System.nanoTime();
+        long allowed = QUIET_MILLIS * SETTLE_WINDOW_MILLIS * 1_000_000 / QUIET_NANOS;
+        while (System.nanoTime() - t0 < capNanos) {
+            long before = jitMillis();
+            Thread.sleep(SETTLE_WINDOW_MILLIS);
+            if (jitMillis() - before <= allowed) {
+                break;
+            }
+        }
+        return (System.nanoTime() - t0) / 1_000_000;
+    }
+
     /**
      * The last phase: {@code device} calls (over the device, in the run's own mode) until the
      * JIT has worked for at most {@link #QUIET_MILLIS} in {@link #QUIET_NANOS} ({@link #jitMillis}), at most
