@@ -36,20 +36,28 @@ final class Perftest {
      */
     static Point run(String tool, int size, int port, Path logs, InetAddress ip, int iterations, String op)
             throws InterruptedException {
-        Point p = once(tool, size, port, logs, ip, iterations, op);
+        return retried(tool, size, port, logs, onDevice(ip, false, false), iterations, op);
+    }
+
+    /**
+     * {@link #latency}, and once more on a fresh port if it gave no point: under a loaded TCG
+     * guest the server sometimes is not listening yet when the client connects (rdma_cm
+     * REJECTED, reason 8: no listener).
+     */
+    private static Point retried(String tool, int size, int port, Path logs, Ends ends, int iterations, String op)
+            throws InterruptedException {
+        Point p = latency(tool, size, port, logs, ends, iterations, op);
         if (!p.ok()) {
-            // Under a loaded TCG guest the server sometimes is not listening yet when the
-            // client connects (rdma_cm REJECTED, reason 8: no listener): one retry on a fresh port.
-            Point again = once(tool, size, port + 1000, logs, ip, iterations, op);
+            Point again = latency(tool, size, port + 1000, logs, ends, iterations, op);
             return again.ok() ? again : p;
         }
         return p;
     }
 
-    private static Point once(String tool, int size, int port, Path logs, InetAddress ip, int iterations, String op)
-            throws InterruptedException {
+    /** Both ends on the device under test (RDMA_VM_DEV, RPCRDMA_TEST_DEVICE, or perftest's first). */
+    private static Ends onDevice(InetAddress ip, boolean serverEvents, boolean clientEvents) {
         String dev = firstNonEmpty(System.getenv("RDMA_VM_DEV"), System.getenv("RPCRDMA_TEST_DEVICE"));
-        return latency(tool, size, port, logs, new Ends(ip, dev, dev, 180), iterations, op);
+        return new Ends(ip, dev, dev, 180, serverEvents, clientEvents);
     }
 
     /**
@@ -73,13 +81,7 @@ final class Perftest {
      */
     static Point runOnEvents(String tool, int size, int port, Path logs, InetAddress ip, int iterations, String op,
             boolean serverEvents, String series) throws InterruptedException {
-        String dev = firstNonEmpty(System.getenv("RDMA_VM_DEV"), System.getenv("RPCRDMA_TEST_DEVICE"));
-        Ends ends = new Ends(ip, dev, dev, 180, serverEvents, !serverEvents);
-        Point p = latency(tool, size, port, logs, ends, iterations, op);
-        if (!p.ok()) {
-            Point again = latency(tool, size, port + 1000, logs, ends, iterations, op); // as run: not yet listening
-            p = again.ok() ? again : p;
-        }
+        Point p = retried(tool, size, port, logs, onDevice(ip, serverEvents, !serverEvents), iterations, op);
         return new Point(series, p.op(), p.threshold(), p.size(), p.status(), p.count(), p.min(), p.p50(), p.p99(),
                 p.p999(), p.mean());
     }
