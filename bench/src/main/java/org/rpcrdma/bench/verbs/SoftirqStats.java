@@ -19,7 +19,10 @@ import java.util.Map;
  * {@code ksoftirqd} of the CPU that raised it when raised outside an interrupt, so its wait
  * for a CPU is part of a chunked call's time; a thread of ours spinning on that CPU is what
  * it waits behind. Counts of work and switches depend less on the host's load than times
- * do: an A/B on a loaded host is judged by them first. All zeros where {@code /proc} lacks them.
+ * do: an A/B on a loaded host is judged by them first. Under TCG the times are the guest
+ * clock's, which runs on while the host does not run the vCPU: over one 4 KiB long-call row
+ * perf sampled {@code ksoftirqd} about a seventh of the time schedstat gave it
+ * (bench/profiles/idle-20261127). All zeros where {@code /proc} lacks them.
  */
 final class SoftirqStats {
     /** ksoftirqd/N's schedstat, index N. */
