@@ -13,6 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.rpcrdma.transport.wire.RpcRdma;
 import org.rpcrdma.transport.wire.RpcRdmaHeader;
 import org.rpcrdma.transport.wire.RpcRdmaEncoder;
+import org.rpcrdma.xdr.OncRpc;
+import org.rpcrdma.xdr.Xdr;
 
 /**
  * {@link ChunkBehaviour} over real verbs (Soft-RoCE guest), and a hostile second client of
@@ -82,6 +84,45 @@ class ChunkVerbsTest extends ChunkBehaviour {
                             + " RDMA Writes: one per Read, one per reply");
             noRkeysLeft(e);
         }
+    }
+
+    /**
+     * A long call's window bind and its Send are one ibv_post_send on the client: the bind
+     * waits in the send chain and goes out ahead of the Send (RC executes them in order, so
+     * the window is bound before the server can read through its rkey), where separate posts
+     * would make each a system call. The server's Send with Invalidate withdraws the window,
+     * so the call posts no LOCAL_INV either (RFC 8797 §7).
+     */
+    @Test
+    void aLongCallPostsItsWindowBindAndSendAtOnce() throws Exception {
+        try (LinkFixture.Ends e = link().open(opts(1024), emptyReply())) {
+            Connection c = e.client();
+            get(c.call(callMsg(1, 1, pattern(3000, 1)), CallOptions.DEFAULT.withMaxReplyBytes(512))).release();
+            RpcRdmaStats before = c.stats();
+            int calls = 5;
+            for (int i = 0; i < calls; i++) {
+                get(c.call(callMsg(2 + i, 1, pattern(3000 + i, i)), CallOptions.DEFAULT.withMaxReplyBytes(512))).release();
+            }
+            RpcRdmaStats after = c.stats();
+            assertEquals(calls, after.longCallsSent() - before.longCallsSent(), after::toString);
+            assertEquals(calls, after.windowsBound() - before.windowsBound(), after::toString);
+            assertEquals(calls, after.remoteInvalidations() - before.remoteInvalidations(), after::toString);
+            assertEquals(calls, after.sendQueuePosts() - before.sendQueuePosts(),
+                    "client posts for " + calls + " long calls: one each, the bind with the Send: " + after);
+            noRkeysLeft(e);
+        }
+    }
+
+    /** A SUCCESS reply with no results, whatever the call carried. */
+    private static CallHandler emptyReply() {
+        return call -> {
+            MemorySegment r = MemorySegment.ofArray(new byte[24]);
+            int[] w = {call.xid(), OncRpc.REPLY, OncRpc.MSG_ACCEPTED, OncRpc.AUTH_NONE, 0, OncRpc.SUCCESS};
+            for (int i = 0; i < w.length; i++) {
+                Xdr.putInt(r, i * 4L, w[i]);
+            }
+            call.reply(r);
+        };
     }
 
     private static MemorySegment encoded(RpcRdmaHeader h) {

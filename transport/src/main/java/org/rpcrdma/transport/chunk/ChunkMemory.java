@@ -80,6 +80,13 @@ public final class ChunkMemory implements RegisteredMemory.Holder {
         }
     }
 
+    /** Window binds may wait in {@code c} to go out with the next Send. */
+    public void chainBinds(WindowPool.BindChain c) {
+        if (windows != null) {
+            windows.chain(c);
+        }
+    }
+
     /** Whether every exposure goes through a memory window, so R may be advertised ({@link InvalidationPromise}). */
     public boolean windowsOnly() {
         return windows != null;

@@ -32,6 +32,18 @@ import org.rpcrdma.transport.verbs.SendBatch;
  * write side, after the QP.
  */
 public final class WindowPool {
+    /**
+     * Where a bind may wait to go out ahead of the next Send, in one post with it (the link's
+     * send chain): a chunked call's bind and Send are then one system call, not two.
+     */
+    public interface BindChain {
+        /** Stages the bind when this thread has the chain open and it has room; false: post it now. */
+        boolean stageBind(long wrId, MemoryWindow mw, MemoryRegion mr, long address, long length, int access, int rkey);
+
+        /** Posts what is staged now; the caller is inside the link's gate. */
+        void postStaged();
+    }
+
     /** {@link #bind} found no window: the caller registers the memory itself. */
     static final int NO_WINDOW = 0;
     /** Most rkeys one RPC withdraws at once (its call, reply and receptacle chunks). */
@@ -58,6 +70,7 @@ public final class WindowPool {
     private final int[] freeTokens;
     private int freeTokenCount;
     private volatile StatsCounters stats;
+    private volatile BindChain chain;
 
     public WindowPool(ProtectionDomain pd, QueuePair qp, int generation, int capacity) {
         this.pd = pd;
@@ -85,6 +98,10 @@ public final class WindowPool {
         this.stats = s;
     }
 
+    void chain(BindChain c) {
+        this.chain = c;
+    }
+
     /**
      * Binds a window over {@code mr}'s {@code [address, +length)} with {@code access}
      * (Access.REMOTE_READ or REMOTE_WRITE) and returns its fresh rkey, or
@@ -96,19 +113,23 @@ public final class WindowPool {
             return NO_WINDOW;
         }
         MemoryWindow mw = windows[w];
-        batch.clear();
         // Unsignalled: a failed bind completes in error anyway and ends the link; the Send
-        // that names the rkey follows on the same send queue, after the bind.
-        batch.bindWindow(WrId.pack(WrId.OP_BIND_MW, w, generation), mw, mr, address, length, access, 0,
-                tags.renew(mw.rkey()));
-        countPost();
-        try {
-            qp.postSend(batch);
-        } catch (RuntimeException e) {
-            free[freeCount++] = w;
-            throw e;
+        // that names the rkey follows on the same send queue, after the bind (staged: in the
+        // same post, ahead of it).
+        long wrId = WrId.pack(WrId.OP_BIND_MW, w, generation);
+        int rkey = tags.renew(mw.rkey());
+        BindChain c = chain;
+        if (c == null || !c.stageBind(wrId, mw, mr, address, length, access, rkey)) {
+            batch.clear();
+            batch.bindWindow(wrId, mw, mr, address, length, access, 0, rkey);
+            countPost();
+            try {
+                qp.postSend(batch);
+            } catch (RuntimeException e) {
+                free[freeCount++] = w;
+                throw e;
+            }
         }
-        int rkey = mw.rkey();
         bound.put(rkey, w);
         invalidatedByPeer[w] = false;
         StatsCounters s = stats;
@@ -224,8 +245,14 @@ public final class WindowPool {
         }
         batch.signalLast();
         pendingThen[token] = then;
-        countPost();
         try {
+            // ORDER: a bind still staged (its call failed before its Send) goes out before the
+            // LOCAL_INV that withdraws it
+            BindChain c = chain;
+            if (c != null) {
+                c.postStaged();
+            }
+            countPost();
             qp.postSend(batch);
         } catch (RuntimeException e) {
             // the QP is failing: its windows stay out of use (closeAll frees them); go on

@@ -64,9 +64,10 @@ public interface Link {
     }
 
     /**
-     * Until {@link #closeSendChain} on this thread, its {@link #postWrite}s wait to go out
-     * with the next Send in one post (one system call; RC keeps them in order, so the Writes'
-     * data is placed before the Send completes at the peer, RFC 8166 §3.5.4). False: not
+     * Until {@link #closeSendChain} on this thread, its {@link #postWrite}s and the window
+     * binds of its {@link #expose}s wait to go out with the next Send in one post (one system
+     * call; RC keeps them in order, so the Writes' data is placed before the Send completes
+     * at the peer, RFC 8166 §3.5.4, and a window is bound before its rkey is named). False: not
      * opened (another thread has it, or the link posts each request as it comes); then do
      * not close it.
      */
@@ -74,7 +75,7 @@ public interface Link {
         return false;
     }
 
-    /** Ends this thread's chain: Writes whose Send was not posted meanwhile go out now. */
+    /** Ends this thread's chain: Writes and binds whose Send was not posted meanwhile go out now. */
     default void closeSendChain() {
     }
 

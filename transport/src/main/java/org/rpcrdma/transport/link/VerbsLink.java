@@ -107,6 +107,7 @@ public final class VerbsLink implements Link {
         }
         this.posts = w;
         this.polling = p;
+        hw.chunks.chainBinds(w);
     }
 
     public MemorySegment sendMemory() {

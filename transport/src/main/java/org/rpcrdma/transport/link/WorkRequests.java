@@ -5,7 +5,10 @@ import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import org.rpcrdma.transport.LinkClosedException;
 import org.rpcrdma.transport.chunk.ChunkBuffer;
+import org.rpcrdma.transport.chunk.WindowPool;
 import org.rpcrdma.transport.rpc.StatsCounters;
+import org.rpcrdma.transport.verbs.MemoryRegion;
+import org.rpcrdma.transport.verbs.MemoryWindow;
 import org.rpcrdma.transport.verbs.PreparedSends;
 import org.rpcrdma.transport.verbs.QueuePair;
 import org.rpcrdma.transport.verbs.RecvBatch;
@@ -24,7 +27,7 @@ import org.rpcrdma.transport.verbs.SendBatch;
  * from Sends. Apart from {@link VerbsLink} because building and posting a request is its
  * own concern: the link only decides whether it may still post (the gate).
  */
-public final class WorkRequests {
+public final class WorkRequests implements WindowPool.BindChain {
     private final LinkGate gate;
     private final QueuePair qp;
     private final LinkHardware hw;
@@ -42,11 +45,12 @@ public final class WorkRequests {
     private final SendBatch rdma = new SendBatch(1, 1, arena);
     private final Object rdmaLock = new Object();
     /**
-     * RDMA Writes staged by the thread that opened the chain ({@link #openChain}), posted in
-     * one ibv_post_send with the next Send (whichever thread posts it) or when the chain
-     * closes: the Writes of a reply and its Send are one system call, as Linux's
-     * svc_rdma_sendto chains them. Guarded by {@code chainLock}; room for the Writes that
-     * the RDMA depth lets be outstanding, and the Send.
+     * RDMA Writes and window binds staged by the thread that opened the chain
+     * ({@link #openChain}), posted in one ibv_post_send with the next Send (whichever thread
+     * posts it) or when the chain closes: the Writes of a reply and its Send are one system
+     * call, as Linux's svc_rdma_sendto chains them, and so are a call's binds and its Send.
+     * Guarded by {@code chainLock}; room for the Writes that the RDMA depth lets be
+     * outstanding, and the Send (a bind that finds it full is posted on its own).
      */
     private final SendBatch chain;
     private final int chainCapacity;
@@ -274,6 +278,39 @@ public final class WorkRequests {
                     rkey, SendBatch.SIGNALED);
             staged = chain.size();
             return true;
+        }
+    }
+
+    /**
+     * Adds one window bind (unsignalled) to this thread's chain; false when this thread has
+     * no chain open or it is full: the window pool posts the bind on its own.
+     */
+    @Override
+    public boolean stageBind(long wrId, MemoryWindow mw, MemoryRegion mr, long address, long length, int access,
+            int rkey) {
+        if (chainOwner != Thread.currentThread()) {
+            return false;
+        }
+        synchronized (chainLock) {
+            if (chain.size() + 1 >= chainCapacity) {
+                return false;
+            }
+            chain.bindWindow(wrId, mw, mr, address, length, access, 0, rkey);
+            staged = chain.size();
+            return true;
+        }
+    }
+
+    /** Posts what the chain holds now (the caller is inside the gate), whoever staged it. */
+    @Override
+    public void postStaged() {
+        if (staged == 0) {
+            return;
+        }
+        synchronized (chainLock) {
+            if (chain.size() != 0) {
+                postChainLocked();
+            }
         }
     }
 

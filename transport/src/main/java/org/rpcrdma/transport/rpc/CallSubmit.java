@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import org.rpcrdma.transport.CallOptions;
 import org.rpcrdma.transport.ChunksUnavailableException;
 import org.rpcrdma.transport.DdpArgument;
+import org.rpcrdma.transport.LinkClosedException;
 import org.rpcrdma.transport.ReceivedMessage;
 import org.rpcrdma.transport.ReplyCallback;
 import org.rpcrdma.transport.RpcRdmaException;
@@ -108,7 +109,13 @@ public final class CallSubmit {
         }
         // Checked here, not at issue: a call parked or handed over meets this connection's
         // negotiated thresholds only now.
-        if (ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline())) {
+        if (!ChunkMarshal.needsChunks(c, params.sendInline(), params.receiveInline())) {
+            send(c);
+            return;
+        }
+        // the chunks' window binds and, when a credit is free, the Send after them: one post
+        boolean chained = link.openSendChain();
+        try {
             ChunksUnavailableException refused = ChunkMarshal.expose(name, params, link, c, backchannel.backwardChunks());
             if (refused != null) {
                 if (life.isOpen()) {
@@ -118,7 +125,24 @@ public final class CallSubmit {
                 }
                 return;
             }
+            send(c);
+        } finally {
+            if (chained) {
+                closeChain();
+            }
         }
+    }
+
+    /** Ends this thread's chain; binds left in it when the link is going are dropped, and the call with the connection. */
+    private void closeChain() {
+        try {
+            link.closeSendChain();
+        } catch (LinkClosedException e) {
+            // the connection's loss fails or hands over the call, whose Send never went out
+        }
+    }
+
+    private void send(CallRequest c) {
         boolean taken;
         try {
             taken = life.isOpen() && requester.submit(c);
