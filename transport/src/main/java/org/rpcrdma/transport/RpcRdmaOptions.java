@@ -43,7 +43,7 @@ public final class RpcRdmaOptions {
         return new OptionsBuilder(v);
     }
 
-    /** The options {@code builder().build()} makes: each default is stated on its builder setter. */
+    /** The options {@code builder().build()} makes. */
     public static RpcRdmaOptions defaults() {
         return DEFAULTS;
     }
@@ -316,9 +316,9 @@ public final class RpcRdmaOptions {
 
         /**
          * Both sides: set R in our private data (RFC 8797 §4.1). As requester we then take the
-         * peer's Send With Invalidate in place of our own LOCAL_INV; as responder we answer with
-         * one when the peer set R and the call exposed exactly one rkey. False: R clear, we never
-         * send one (a peer's invalidating Send is still recognised and counted). Default true.
+         * peer's Send With Invalidate in place of a LOCAL_INV; as responder, when the peer set R,
+         * we answer a call that exposed rkeys with one, of the first rkey it names. False: R
+         * clear, we never send one (a peer's is still recognised and counted). Default true.
          */
         Builder remoteInvalidation(boolean v);
 

@@ -113,6 +113,45 @@ class ChunkVerbsTest extends ChunkBehaviour {
         }
     }
 
+    /**
+     * A registered-memory echo exposes two rkeys (the call in place, the Reply chunk in chunk
+     * memory: two windows), and both binds go out with the call's Send in one ibv_post_send.
+     * The reply invalidates one rkey (RFC 8797 §4.1), the client withdraws the other with a
+     * LOCAL_INV: two posts per call, where a bind posted on its own would make three.
+     */
+    @Test
+    void aRegisteredMemoryEchoPostsBothWindowBindsWithItsSend() throws Exception {
+        try (LinkFixture.Ends e = link().open(opts(1024), echo());
+                RegisteredBuffer buf = e.allocateRegistered(4096)) {
+            Connection c = e.client();
+            byte[] args = pattern(3000, 7);
+            echoInPlace(c, buf, 1, args);
+            RpcRdmaStats before = c.stats();
+            int calls = 5;
+            for (int i = 0; i < calls; i++) {
+                echoInPlace(c, buf, 2 + i, args);
+            }
+            RpcRdmaStats after = c.stats();
+            assertEquals(2 * calls, after.windowsBound() - before.windowsBound(), after::toString);
+            assertEquals(calls, after.remoteInvalidations() - before.remoteInvalidations(), after::toString);
+            long localInv = after.localInvalidations() - before.localInvalidations();
+            assertEquals(calls, localInv, after::toString);
+            assertEquals(calls + localInv, after.sendQueuePosts() - before.sendQueuePosts(),
+                    "client posts for " + calls + " echoes of two rkeys: the binds with the Send, then a LOCAL_INV: "
+                            + after);
+            noRkeysLeft(e);
+        }
+    }
+
+    private void echoInPlace(Connection c, RegisteredBuffer buf, int xid, byte[] args) throws Exception {
+        MemorySegment call = callMsg(xid, 1, args);
+        MemorySegment.copy(call, 0, buf.segment(), 0, call.byteSize());
+        ReceivedMessage m = get(c.call(buf.segment().asSlice(0, call.byteSize()),
+                CallOptions.DEFAULT.withMaxReplyBytes(8000)));
+        assertArrayEquals(args, results(m));
+        m.release();
+    }
+
     /** A SUCCESS reply with no results, whatever the call carried. */
     private static CallHandler emptyReply() {
         return call -> {

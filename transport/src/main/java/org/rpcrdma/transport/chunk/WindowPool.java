@@ -47,7 +47,7 @@ public final class WindowPool {
     /** {@link #bind} found no window: the caller registers the memory itself. */
     static final int NO_WINDOW = 0;
     /** Most rkeys one RPC withdraws at once (its call, reply and receptacle chunks). */
-    static final int MAX_PER_WITHDRAWAL = 4;
+    public static final int MAX_PER_WITHDRAWAL = 4;
 
     private final ProtectionDomain pd;
     private final QueuePair qp;

@@ -50,7 +50,8 @@ public final class WorkRequests implements WindowPool.BindChain {
      * posts it) or when the chain closes: the Writes of a reply and its Send are one system
      * call, as Linux's svc_rdma_sendto chains them, and so are a call's binds and its Send.
      * Guarded by {@code chainLock}; room for the Writes that the RDMA depth lets be
-     * outstanding, and the Send (a bind that finds it full is posted on its own).
+     * outstanding, one call's binds, and the Send (a request that finds it full is posted on
+     * its own).
      */
     private final SendBatch chain;
     private final int chainCapacity;
@@ -74,7 +75,7 @@ public final class WorkRequests implements WindowPool.BindChain {
         try {
             this.prepared = new PreparedSends(sendContexts, hw.sendMr.lkey(),
                     slot -> WrId.pack(WrId.OP_SEND, slot, generation), arena);
-            c = new SendBatch(Math.max(1, rdmaDepth) + 1, 1, arena);
+            c = new SendBatch(chainCapacity(rdmaDepth), 1, arena);
             this.recv = new RecvBatch(receiveBuffers, arena);
             ok = true;
         } finally {
@@ -83,7 +84,16 @@ public final class WorkRequests implements WindowPool.BindChain {
             }
         }
         this.chain = c;
-        this.chainCapacity = Math.max(1, rdmaDepth) + 1;
+        this.chainCapacity = chainCapacity(rdmaDepth);
+    }
+
+    /**
+     * A reply's Writes (up to the RDMA depth), or a call's window binds (as many as it has
+     * rkeys), and the Send behind them: a client with no RDMA depth still chains every bind
+     * of an echo (call and Reply chunk) with its Send.
+     */
+    private static int chainCapacity(int rdmaDepth) {
+        return Math.max(Math.max(1, rdmaDepth), WindowPool.MAX_PER_WITHDRAWAL) + 1;
     }
 
     void stats(StatsCounters s) {
@@ -270,7 +280,7 @@ public final class WorkRequests implements WindowPool.BindChain {
      */
     private boolean stage(int token, ChunkBuffer local, long addr, int length, int rkey, long remoteOffset) {
         synchronized (chainLock) {
-            if (chain.size() + 1 >= chainCapacity) {
+            if (full()) {
                 return false;
             }
             // signalled: each Write's completion frees its room in RdmaQueue and, the last, its buffer
@@ -292,13 +302,18 @@ public final class WorkRequests implements WindowPool.BindChain {
             return false;
         }
         synchronized (chainLock) {
-            if (chain.size() + 1 >= chainCapacity) {
+            if (full()) {
                 return false;
             }
             chain.bindWindow(wrId, mw, mr, address, length, access, 0, rkey);
             staged = chain.size();
             return true;
         }
+    }
+
+    /** Caller holds {@code chainLock}: one more request would leave no room for the Send. */
+    private boolean full() {
+        return chain.size() + 1 >= chainCapacity;
     }
 
     /** Posts what the chain holds now (the caller is inside the gate), whoever staged it. */
